@@ -1,0 +1,68 @@
+"""Writing unit files so they change atomically or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from orchestrator.errors import InputError
+
+
+def write_atomically(files: Mapping[str, str], directory: Path, mode: int = 0o644) -> list[str]:
+    """Write every file into `directory`: all temp files first (same dir, fsynced), then one
+    rename each, then fsync the directory. Returns the names whose content changed; unchanged
+    files are left alone. If anything fails before the renames, nothing is changed."""
+    changed = [n for n, text in files.items() if _read(directory / n) != text]
+    if not changed:
+        return []
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(
+            f"cannot create the directory {directory}: {e.strerror}",
+            field="--unit-dir",
+            fix="run as root for /etc/systemd/system, or choose a directory you can write",
+        ) from None
+    temps: dict[str, str] = {}
+    try:
+        for name in changed:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            temps[name] = tmp
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(files[name])
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+    except OSError as e:
+        for tmp in temps.values():
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise InputError(
+            f"cannot write unit files in {directory}: {e.strerror}; nothing was changed",
+            field="--unit-dir",
+            fix="run as root for /etc/systemd/system, or choose a directory you can write",
+        ) from None
+    for name, tmp in temps.items():
+        os.replace(tmp, directory / name)
+    fsync_dir(directory)
+    return changed
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,185 @@
+"""SGLang's own flag table (read from the 0.5.23 wheel) and ServerArgs <-> argv.
+
+Profile `[server]` keys are SGLang's ServerArgs field names, so the table is the only
+translation needed: field -> `--flag`, plus its type, default and how argparse takes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+# Fields SGLang 0.5.23 keeps but no longer takes on the command line, with what replaces them.
+REPLACED: dict[str, str] = {
+    "enable_dp_attention": "attn_dp_size = N (the number of attention data-parallel groups)",
+    "disable_cuda_graph": 'cuda_graph_backend_decode = "disabled" and cuda_graph_backend_prefill = "disabled"',
+    "cuda_graph_max_bs": "cuda_graph_max_bs_decode (and cuda_graph_max_bs_prefill)",
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    flag: str
+    aliases: tuple[str, ...]
+    type: str  # bool | int | float | str | list | dict | any
+    optional: bool
+    choices: tuple[Any, ...] | None
+    default: Any
+    no_cli: bool
+    action: str | None
+    help: str
+
+    @property
+    def boolean_optional(self) -> bool:
+        return bool(self.action and self.action.endswith("BooleanOptionalAction"))
+
+
+@dataclass(frozen=True)
+class FlagTable:
+    sglang_version: str
+    fields: Mapping[str, Field]
+
+    def by_flag(self) -> dict[str, str]:
+        """Every spelling (`--tp-size`, `--tensor-parallel-size`, `tp`) -> field name."""
+        out: dict[str, str] = {}
+        for f in self.fields.values():
+            for spelling in (f.flag, *f.aliases):
+                out[spelling] = f.name
+                out[spelling.lstrip("-")] = f.name
+                out[spelling.lstrip("-").replace("-", "_")] = f.name
+        return out
+
+    def defaults(self) -> dict[str, Any]:
+        return {n: f.default for n, f in self.fields.items() if f.default != "<computed>"}
+
+
+@cache
+def table() -> FlagTable:
+    raw = json.loads(resources.files("orchestrator.rules").joinpath("sglang_args.json").read_text())
+    fields = {
+        f["name"]: Field(
+            name=f["name"],
+            flag=f["flag"],
+            aliases=tuple(f["aliases"]),
+            type=f["type"],
+            optional=f["optional"],
+            choices=tuple(f["choices"]) if f["choices"] else None,
+            default=f["default"],
+            no_cli=f["no_cli"],
+            action=f["action"],
+            help=f["help"],
+        )
+        for f in raw["fields"]
+    }
+    return FlagTable(sglang_version=raw["sglang_version"], fields=fields)
+
+
+def flag(name: str) -> str:
+    """`speculative_eagle_topk` -> `--speculative-eagle-topk` (works for unknown names too)."""
+    f = table().fields.get(name)
+    return f.flag if f else "--" + name.replace("_", "-")
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return repr(value)
+    return str(value)
+
+
+def to_argv(server: Mapping[str, Any], order: Iterable[str] | None = None) -> list[str]:
+    """The launch_server arguments for these ServerArgs values, in a stable order.
+
+    `model_path` first, then the rest in `order` (default: the mapping's own order).
+    A bool True is the bare flag; False is omitted (or `--no-x` where SGLang has it).
+    """
+    t = table().fields
+    names = list(order) if order is not None else list(server)
+    names.sort(key=lambda n: n != "model_path")
+    argv: list[str] = []
+    for name in names:
+        value = server[name]
+        f = t.get(name)
+        ftype = f.type if f else "any"
+        if ftype == "bool" or isinstance(value, bool):
+            if value:
+                argv.append(flag(name))
+            elif f is not None and f.boolean_optional:
+                argv.append("--no-" + f.flag[2:])
+            continue
+        if isinstance(value, list):
+            argv.append(flag(name))
+            argv.extend(_scalar(v) for v in value)
+            continue
+        if isinstance(value, dict):
+            argv += [flag(name), json.dumps(value, sort_keys=True, separators=(",", ":"))]
+            continue
+        argv += [flag(name), _scalar(value)]
+    return argv
+
+
+def _coerce(f: Field | None, raw: str) -> Any:
+    kind = f.type if f else "str"
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+    except ValueError:
+        return raw
+    return raw
+
+
+def from_argv(argv: Sequence[str]) -> dict[str, Any]:
+    """Parse launch_server arguments back to ServerArgs field names (best effort, no argparse
+    abbreviations beyond `--tp`). Used on command lines recovered from units and logs."""
+    spell = table().by_flag()
+    t = table().fields
+    out: dict[str, Any] = {}
+    i = 0
+    args = list(argv)
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("--"):
+            i += 1
+            continue
+        key, _, inline = a.partition("=")
+        name = spell.get(key) or spell.get(key.lstrip("-").replace("-", "_"))
+        if name is None and key.startswith("--no-"):
+            pos = spell.get("--" + key[5:])
+            if pos:
+                out[pos] = False
+            i += 1
+            continue
+        if name is None and key == "--tp":
+            name = "tp_size"
+        f = t.get(name) if name else None
+        if name is None:
+            name = key[2:].replace("-", "_")
+        if f is not None and f.type == "bool" and not inline:
+            out[name] = True
+            i += 1
+            continue
+        if inline:
+            out[name] = _coerce(f, inline)
+            i += 1
+            continue
+        values = []
+        j = i + 1
+        while j < len(args) and not args[j].startswith("--"):
+            values.append(args[j])
+            j += 1
+        if f is not None and f.type == "list":
+            out[name] = values
+        elif values:
+            out[name] = _coerce(f, values[0])
+        else:
+            out[name] = True
+        i = j
+    return out

@@ -1,0 +1,204 @@
+"""Preflight: judge a Spec the way SGLang will, before any restart.
+
+`run(spec)` builds the Context (SGLang's defaults overlaid with the profile, the GPU, what the
+checkpoints' config.json files say) and applies every rule in `orchestrator.rules`. A config
+"will start" when no finding is an error. `sglang_verdict` additionally runs SGLang's own
+argument resolution in the profile's interpreter, where that interpreter has sglang.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from orchestrator.errors import InputError
+from orchestrator.flags import table
+from orchestrator.hardware import KINDS
+from orchestrator.rules import gpu as gpu_rules
+from orchestrator.rules import models as model_rules
+from orchestrator.rules import speculative as spec_rules
+from orchestrator.rules.base import Context, Finding, Rule
+from orchestrator.spec import Spec
+
+RULES: tuple[Rule, ...] = (*spec_rules.RULES, *model_rules.RULES, *gpu_rules.RULES)
+
+
+@dataclass(frozen=True)
+class SglangVerdict:
+    available: bool
+    accepted: bool | None
+    detail: str
+    resolved: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Report:
+    name: str
+    findings: tuple[Finding, ...]
+    resolved: dict[str, Any]
+    sglang: SglangVerdict | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.severity == "error" for f in self.findings)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def disagreement(self) -> str | None:
+        if self.sglang is None or not self.sglang.available or self.sglang.accepted is None:
+            return None
+        if self.sglang.accepted == self.ok:
+            return None
+        if self.ok:
+            return (
+                "SGLang rejects this config but deploy's rules found no error: "
+                + self.sglang.detail
+            )
+        stricter = all(f.stricter for f in self.errors)
+        return "SGLang accepts this config but deploy refuses it" + (
+            " (deploy is deliberately stricter here)" if stricter else ""
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.name,
+            "ok": self.ok,
+            "findings": [f.to_json() for f in self.findings],
+            "resolved": self.resolved,
+            "sglang": asdict(self.sglang) if self.sglang else None,
+            "disagreement": self.disagreement,
+        }
+
+
+def context(spec: Spec, *, gpu: str | None = None, on_box: bool = False) -> Context:
+    args = {**table().defaults(), **spec.server}
+    kind_name = gpu or spec.hardware.gpu
+    if kind_name is not None and kind_name not in KINDS:
+        raise InputError(
+            f"--gpu {kind_name!r} is not a GPU deploy knows",
+            field="--gpu",
+            fix=f"use one of {', '.join(KINDS)}",
+        )
+    m = spec.model
+    base = model_rules.model_info(
+        spec.server.get("model_path"),
+        {
+            "architecture": m.architecture,
+            "attention": m.attention,
+            "hidden_size": m.hidden_size,
+            "num_attention_heads": m.num_attention_heads,
+        },
+    )
+    draft = model_rules.model_info(
+        spec.server.get("speculative_draft_model_path"),
+        {"architecture": m.draft_architecture, "hidden_size": m.draft_hidden_size}
+        if spec.server.get("speculative_draft_model_path")
+        else {},
+    )
+    return Context(
+        spec=spec,
+        args=args,
+        gpu=KINDS.get(kind_name) if kind_name else None,
+        base=base,
+        draft=draft,
+        on_box=on_box,
+    )
+
+
+def run(spec: Spec, *, gpu: str | None = None, on_box: bool = False) -> Report:
+    ctx = context(spec, gpu=gpu, on_box=on_box)
+    findings: list[Finding] = []
+    for rule in RULES:
+        findings.extend(rule.check(ctx))
+    backend, backend_who = ctx.attention_backend()
+    page, page_who = ctx.page_size()
+    resolved = {
+        "speculative_algorithm": ctx.algorithm,
+        "speculative_num_steps": ctx.args.get("speculative_num_steps"),
+        "speculative_eagle_topk": ctx.args.get("speculative_eagle_topk"),
+        "speculative_num_draft_tokens": ctx.args.get("speculative_num_draft_tokens"),
+        "attention_backend": {"value": backend, "set_by": backend_who},
+        "page_size": {"value": page, "set_by": page_who},
+        "gpu": ctx.gpu.name if ctx.gpu else None,
+        "base_model": {
+            "source": ctx.base.source,
+            "state": ctx.base.state,
+            "architecture": ctx.base.architecture,
+        },
+        "drafter": {
+            "source": ctx.draft.source,
+            "state": ctx.draft.state,
+            "architecture": ctx.draft.architecture,
+        },
+    }
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: order[f.severity])
+    return Report(spec.name, tuple(findings), resolved)
+
+
+# Runs inside the profile's interpreter: SGLang's own argument resolution, no GPU work.
+_PROBE = r"""
+import json, sys
+try:
+    from sglang.srt.server_args import prepare_server_args
+    from sglang.srt.arg_groups.overrides import resolving_view
+except Exception as e:
+    print(json.dumps({"available": False, "detail": f"{type(e).__name__}: {e}"}))
+    sys.exit(0)
+try:
+    sa = prepare_server_args(sys.argv[1:])
+    sa.resolve_once()
+    cfg = resolving_view(sa)
+    keys = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
+            "attention_backend", "page_size", "speculative_draft_attention_backend")
+    print(json.dumps({"available": True, "accepted": True, "detail": "accepted",
+                      "resolved": {k: getattr(cfg, k, None) for k in keys}}, default=str))
+except SystemExit as e:
+    print(json.dumps({"available": True, "accepted": False, "detail": f"argument parsing exited {e.code}"}))
+except BaseException as e:
+    import traceback
+    tb = traceback.extract_tb(e.__traceback__)
+    where = f"{tb[-1].filename.split('site-packages/')[-1]}:{tb[-1].lineno} {tb[-1].line}" if tb else ""
+    print(json.dumps({"available": True, "accepted": False,
+                      "detail": f"{type(e).__name__}: {e} ({where})".replace(": (", " ("),}))
+"""
+
+
+def sglang_verdict(
+    spec: Spec, *, timeout_s: float = 300.0, argv: Sequence[str] | None = None
+) -> SglangVerdict:
+    """SGLang's own verdict from the profile's interpreter (None-safe: unavailable says why)."""
+    from orchestrator.flags import to_argv
+
+    args = list(argv) if argv is not None else to_argv(spec.server)
+    try:
+        proc = subprocess.run(
+            [spec.unit.python, "-c", _PROBE, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env={"PATH": "/usr/bin:/bin", "SGLANG_IS_IN_CI": "0", "CUDA_VISIBLE_DEVICES": ""},
+        )
+    except FileNotFoundError:
+        return SglangVerdict(False, None, f"{spec.unit.python} does not exist on this machine")
+    except subprocess.TimeoutExpired:
+        return SglangVerdict(
+            False, None, f"SGLang's argument resolution did not finish in {timeout_s:.0f} s"
+        )
+    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return SglangVerdict(False, None, f"the probe failed in {spec.unit.python}: {tail}")
+    data = json.loads(line)
+    return SglangVerdict(
+        available=bool(data.get("available")),
+        accepted=data.get("accepted"),
+        detail=str(data.get("detail", "")),
+        resolved=data.get("resolved") or {},
+    )

@@ -1,0 +1,503 @@
+"""Profiles: TOML in, a validated `Spec` out.
+
+A profile is a built-in name (the TOML files beside this module) or a path to a .toml file.
+`extends` inherits another profile and overrides keys; `unset` drops inherited ones. Every
+error is an `orchestrator.errors.ProfileError`/`UnsafeValueError` whose message names the
+field and the fix; nothing here touches the disk except to read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import ProfileError, UnsafeValueError
+from orchestrator.spec import (
+    NAME_RE,
+    HardwareConfig,
+    HealthConfig,
+    ModelFacts,
+    Spec,
+    UnitConfig,
+)
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}\$?$")
+ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HOST_RE = re.compile(r"^[A-Za-z0-9.:\-\[\]]+$")
+GPUS = ("b200", "b300", "gb200", "gb300", "h100", "h200", "h20", "h800", "a100", "l40s")
+
+# One checker per key: (value, field) -> normalised value, or raise ProfileError.
+Check = Callable[[Any, str], Any]
+
+
+@dataclass(frozen=True)
+class BuiltIn:
+    name: str
+    description: str
+    path: str
+
+
+def _type_error(fieldname: str, want: str, value: Any) -> ProfileError:
+    got = type(value).__name__
+    return ProfileError(
+        f"{fieldname} must be {want}, not {got} {value!r}",
+        field=fieldname,
+        fix=f"write {fieldname} as {want} in the profile",
+    )
+
+
+def _str(value: Any, fieldname: str) -> str:
+    if not isinstance(value, str):
+        raise _type_error(fieldname, "a string", value)
+    return value
+
+
+def _abspath(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    if not s.startswith("/"):
+        raise ProfileError(
+            f"{fieldname} = {s!r} is not an absolute path",
+            field=fieldname,
+            fix=f"give {fieldname} as an absolute path such as /opt/sglang/bin/python",
+        )
+    return s
+
+
+def _int(lo: int, hi: int) -> Check:
+    def check(value: Any, fieldname: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _type_error(fieldname, "an integer", value)
+        if not lo <= value <= hi:
+            raise ProfileError(
+                f"{fieldname} = {value} is out of range",
+                field=fieldname,
+                fix=f"set {fieldname} between {lo} and {hi}",
+            )
+        return value
+
+    return check
+
+
+def _bool(value: Any, fieldname: str) -> bool:
+    if not isinstance(value, bool):
+        raise _type_error(fieldname, "true or false", value)
+    return value
+
+
+def _one_of(*options: str) -> Check:
+    def check(value: Any, fieldname: str) -> str:
+        s = _str(value, fieldname).lower()
+        if s not in options:
+            raise ProfileError(
+                f"{fieldname} = {value!r} is not one of {', '.join(options)}",
+                field=fieldname,
+                fix=f"set {fieldname} to one of: {', '.join(options)}",
+            )
+        return s
+
+    return check
+
+
+def _user(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    if not USER_RE.match(s):
+        raise ProfileError(
+            f"{fieldname} = {s!r} is not a valid user or group name",
+            field=fieldname,
+            fix="use a name of lower-case letters, digits, '_' and '-', such as sglang",
+        )
+    return s
+
+
+def _environment(value: Any, fieldname: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise _type_error(fieldname, "a table of NAME = value", value)
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if not ENV_KEY_RE.match(k):
+            raise ProfileError(
+                f"{fieldname}.{k} is not a valid environment variable name",
+                field=f"{fieldname}.{k}",
+                fix="use letters, digits and '_' only, not starting with a digit",
+            )
+        if isinstance(v, bool):
+            v = "1" if v else "0"
+        if not isinstance(v, (str, int, float)):
+            raise _type_error(f"{fieldname}.{k}", "a string or number", v)
+        out[k] = str(v)
+    return out
+
+
+def _path_str(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    if not s.startswith("/"):
+        raise ProfileError(
+            f"{fieldname} = {s!r} must start with /",
+            field=fieldname,
+            fix=f'write {fieldname} as an URL path such as "/health"',
+        )
+    return s
+
+
+def _host(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    if not HOST_RE.match(s):
+        raise ProfileError(
+            f"{fieldname} = {s!r} is not a host name or address",
+            field=fieldname,
+            fix=f"set {fieldname} to an address such as 127.0.0.1",
+        )
+    return s
+
+
+def _gpu(value: Any, fieldname: str) -> str:
+    return _one_of(*GPUS)(value, fieldname)
+
+
+SCHEMA: dict[str, dict[str, Check]] = {
+    "unit": {
+        "python": _abspath,
+        "module": _str,
+        "user": _user,
+        "group": _user,
+        "working_directory": _abspath,
+        "environment": _environment,
+        "environment_file": _abspath,
+        "restart_sec": _int(1, 3600),
+        "start_limit_burst": _int(1, 100),
+        "start_limit_interval_s": _int(1, 86400),
+        "limit_nofile": _int(1024, 1 << 30),
+        "timeout_stop_s": _int(1, 3600),
+        "check_models": _bool,
+    },
+    "health": {
+        "scheme": _one_of("http", "https"),
+        "host": _host,
+        "port": _int(1, 65535),
+        "path": _path_str,
+        "startup_timeout_s": _int(10, 86400),
+    },
+    "model": {
+        "architecture": _str,
+        "attention": _one_of("mla", "mha"),
+        "hidden_size": _int(1, 1 << 20),
+        "num_attention_heads": _int(1, 1 << 16),
+        "draft_architecture": _str,
+        "draft_hidden_size": _int(1, 1 << 20),
+    },
+    "hardware": {"gpu": _gpu, "gpu_count": _int(1, 64)},
+}
+TOP_LEVEL = ("name", "description", "extends", "unset", "server", *SCHEMA)
+REQUIRED = {"unit": ("python",), "server": ("model_path",)}
+
+# Ranges on SGLang values that are never right, whatever SGLang itself accepts.
+SERVER_RANGES: dict[str, tuple[float, float]] = {
+    "tp_size": (1, 64),
+    "dp_size": (1, 64),
+    "pp_size": (1, 64),
+    "attn_dp_size": (1, 64),
+    "port": (1, 65535),
+    "mem_fraction_static": (0.01, 0.99),
+    "page_size": (1, 1024),
+    "max_running_requests": (1, 1 << 20),
+    "context_length": (1, 1 << 24),
+    "chunked_prefill_size": (-1, 1 << 24),
+}
+
+
+def _did_you_mean(key: str, options: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, list(options), n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else ""
+
+
+def _check_control(value: Any, fieldname: str) -> None:
+    """No value anywhere may carry a newline or control character: in a unit file it would
+    end the line and start a directive of its own."""
+    if isinstance(value, str):
+        if CONTROL.search(value):
+            raise UnsafeValueError(
+                f"{fieldname} contains a newline or control character ({value!r}); "
+                "in a unit file it would start a new directive",
+                field=fieldname,
+                fix=f"remove the control characters from {fieldname}",
+            )
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _check_control(k, f"{fieldname}.{k}")
+            _check_control(v, f"{fieldname}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_control(v, f"{fieldname}[{i}]")
+
+
+def builtin_dir() -> Path:
+    return Path(str(resources.files("orchestrator.profiles")))
+
+
+def builtins() -> list[BuiltIn]:
+    out = []
+    for p in sorted(builtin_dir().glob("*.toml")):
+        data = _parse(p, p.stem)
+        out.append(BuiltIn(p.stem, str(data.get("description", "")), str(p)))
+    return out
+
+
+def _parse(path: Path, shown: str) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProfileError(
+            f"profile file {shown} does not exist",
+            field="PROFILE",
+            fix="give a built-in profile name (see `deploy profiles`) or the path of a .toml file",
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProfileError(
+            f"profile file {shown} cannot be read ({e.__class__.__name__}: {e})",
+            field="PROFILE",
+            fix="check the path and its permissions; profiles are UTF-8 TOML",
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ProfileError(
+            f"profile {shown} is not valid TOML: {e}",
+            field="PROFILE",
+            fix="correct the TOML syntax at that line (strings need quotes, tables [brackets])",
+        ) from None
+
+
+def _locate(ref: str, relative_to: Path | None) -> tuple[Path, str]:
+    """A built-in name or a path -> (file, how to name it in messages)."""
+    if not ref.endswith(".toml") and "/" not in ref:
+        p = builtin_dir() / f"{ref}.toml"
+        if p.exists():
+            return p, f"{ref} (built-in)"
+        names = [b.stem for b in builtin_dir().glob("*.toml")]
+        hint = _did_you_mean(ref, names)
+        raise ProfileError(
+            f"unknown profile {ref!r}" + (f"; {hint}" if hint else ""),
+            field="PROFILE",
+            fix=f"use one of the built-in profiles ({', '.join(sorted(names))}) or a path to a .toml file",
+        )
+    p = Path(ref).expanduser()
+    if not p.is_absolute() and relative_to is not None:
+        p = relative_to / p
+    return p, str(p)
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _raw_chain(
+    ref: str, relative_to: Path | None, seen: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, str], tuple[str, ...]]:
+    path, shown = _locate(ref, relative_to)
+    key = str(path.resolve()) if path.exists() else str(path)
+    if key in seen:
+        raise ProfileError(
+            f"profile {shown} extends itself (through {' -> '.join((*seen, key))})",
+            field="extends",
+            fix="point extends at a different profile, such as a built-in one",
+        )
+    data = _parse(path, shown)
+    for k in data:
+        if k not in TOP_LEVEL:
+            hint = _did_you_mean(k, TOP_LEVEL)
+            raise ProfileError(
+                f"unknown key {k!r} at the top of profile {shown}" + (f"; {hint}" if hint else ""),
+                field=k,
+                fix=f"use only {', '.join(TOP_LEVEL)}",
+            )
+    _check_control(data, "profile")
+    prov: dict[str, str] = {}
+    chain: tuple[str, ...] = ()
+    merged: dict[str, Any] = {}
+    parent = data.get("extends")
+    if parent is not None:
+        if not isinstance(parent, str):
+            raise _type_error("extends", "a profile name or path (string)", parent)
+        merged, prov, chain = _raw_chain(parent, path.parent, (*seen, key))
+    unset = data.get("unset", [])
+    if not isinstance(unset, list) or not all(isinstance(u, str) for u in unset):
+        raise _type_error("unset", 'a list of "table.key" strings', unset)
+    for item in unset:
+        table_name, _, k = item.partition(".")
+        if table_name not in ("server", *SCHEMA) or not k:
+            raise ProfileError(
+                f"unset entry {item!r} is not of the form table.key",
+                field="unset",
+                fix='write entries such as "server.speculative_eagle_topk"',
+            )
+        sect = merged.get(table_name)
+        if isinstance(sect, dict):
+            sect = dict(sect)
+            sect.pop(k, None)
+            merged[table_name] = sect
+        prov.pop(item, None)
+    own = {k: v for k, v in data.items() if k not in ("extends", "unset")}
+    for sect_name, sect in own.items():
+        if isinstance(sect, dict):
+            for k in sect:
+                prov[f"{sect_name}.{k}"] = shown
+    merged = _merge(merged, own)
+    if "name" not in data:
+        merged.pop("name", None)
+    return merged, prov, (shown, *chain)
+
+
+def _server(values: Any) -> dict[str, Any]:
+    from orchestrator.flags import REPLACED, table
+
+    if not isinstance(values, dict):
+        raise _type_error("server", "a table of SGLang ServerArgs fields", values)
+    t = table()
+    spell = t.by_flag()
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        fieldname = f"server.{k}"
+        f = t.fields.get(k)
+        if f is None:
+            name = spell.get(k) or spell.get(k.replace("-", "_"))
+            if name:
+                hint = f"did you mean {name!r}? Keys are SGLang's ServerArgs field names, not flags"
+            else:
+                hint = (
+                    _did_you_mean(k, list(t.fields))
+                    or "see `python -m sglang.launch_server --help`"
+                )
+            raise ProfileError(
+                f"{fieldname} is not a field SGLang {t.sglang_version} knows; {hint}",
+                field=fieldname,
+                fix="use the ServerArgs field name: --speculative-eagle-topk is speculative_eagle_topk, --tp is tp_size",
+            )
+        if f.no_cli:
+            instead = REPLACED.get(k)
+            raise ProfileError(
+                f"{fieldname} is no longer a command-line flag in SGLang {t.sglang_version}",
+                field=fieldname,
+                fix=f"use {instead}" if instead else f"remove {k} from [server]",
+            )
+        out[k] = _server_value(f.type, f.choices, v, fieldname)
+        if k in SERVER_RANGES and isinstance(out[k], (int, float)):
+            lo, hi = SERVER_RANGES[k]
+            if not lo <= out[k] <= hi:
+                raise ProfileError(
+                    f"{fieldname} = {v} is out of range",
+                    field=fieldname,
+                    fix=f"set {k} between {lo:g} and {hi:g}",
+                )
+    return out
+
+
+def _server_value(kind: str, choices: tuple[Any, ...] | None, v: Any, fieldname: str) -> Any:
+    if kind == "bool" and not isinstance(v, bool):
+        raise _type_error(fieldname, "true or false", v)
+    if kind == "int" and (isinstance(v, bool) or not isinstance(v, int)):
+        raise _type_error(fieldname, "an integer", v)
+    if kind == "float":
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise _type_error(fieldname, "a number", v)
+        v = float(v)
+    if kind == "str" and not isinstance(v, str):
+        raise _type_error(fieldname, "a string", v)
+    if kind == "list":
+        if not isinstance(v, list):
+            v = [v]
+        if not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+            raise _type_error(fieldname, "a list of strings or numbers", v)
+    if kind == "dict" and not isinstance(v, dict):
+        raise _type_error(fieldname, "a table", v)
+    if isinstance(v, (dict, list)) and kind not in ("list", "dict", "any"):
+        raise _type_error(fieldname, f"a single {kind}", v)
+    if choices and v not in choices:
+        raise ProfileError(
+            f"{fieldname} = {v!r} is not one of SGLang's choices",
+            field=fieldname,
+            fix=f"set it to one of: {', '.join(map(str, choices))}",
+        )
+    return v
+
+
+def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
+    sect = data.get(name, {})
+    if not isinstance(sect, dict):
+        raise _type_error(name, f"a [{name}] table", sect)
+    schema = SCHEMA[name]
+    out = {}
+    for k, v in sect.items():
+        if k not in schema:
+            hint = _did_you_mean(k, list(schema))
+            raise ProfileError(
+                f"unknown key {name}.{k}" + (f"; {hint}" if hint else ""),
+                field=f"{name}.{k}",
+                fix=f"[{name}] takes: {', '.join(schema)}",
+            )
+        out[k] = schema[k](v, f"{name}.{k}")
+    for k in REQUIRED.get(name, ()):
+        if k not in out:
+            raise ProfileError(
+                f"{name}.{k} is missing",
+                field=f"{name}.{k}",
+                fix=f"set {k} in the [{name}] table (or extend a profile that does)",
+            )
+    return out
+
+
+def load(ref: str) -> Spec:
+    """Load a built-in profile by name, or a .toml file by path, into a validated Spec."""
+    data, prov, chain = _raw_chain(ref, None, ())
+    path, shown = _locate(ref, None)
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ProfileError(
+            f"profile name {name!r} cannot name a unit",
+            field="name",
+            fix="use lower-case letters, digits and '-' (at most 63), e.g. name = \"kimi-k26-eagle3\"",
+        )
+    description = data.get("description", f"SGLang {name}")
+    if not isinstance(description, str):
+        raise _type_error("description", "a string", description)
+    server = _server(data.get("server", {}))
+    if "model_path" not in server:
+        raise ProfileError(
+            "server.model_path is missing",
+            field="server.model_path",
+            fix="set model_path in [server] to the base model's directory",
+        )
+    unit = _section(data, "unit")
+    health = _section(data, "health")
+    health.setdefault("port", server.get("port", 30000))
+    host = str(server.get("host", "127.0.0.1"))
+    health.setdefault("host", {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host))
+    hw = _section(data, "hardware")
+    model = _section(data, "model")
+    for sect in ("unit", "health", "hardware", "model"):
+        for k in SCHEMA[sect]:
+            prov.setdefault(f"{sect}.{k}", "default")
+    return Spec(
+        name=name,
+        description=description,
+        source="built-in" if shown.endswith("(built-in)") else str(path),
+        server=server,
+        unit=UnitConfig(**unit),
+        health=HealthConfig(**health),
+        model=ModelFacts(**model),
+        hardware=HardwareConfig(**hw),
+        provenance=prov,
+        chain=chain,
+    )

@@ -1,0 +1,149 @@
+"""Spec -> systemd unit files (text), via the Jinja templates in templates/.
+
+Every value that reaches a unit goes through one of the escaping filters below; values with
+newlines or control characters never get here (profiles refuses them), and the filters
+refuse them again so no caller can slip one past.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from orchestrator.errors import UnsafeValueError
+from orchestrator.hardware import KINDS
+from orchestrator.rules.models import HUB_ID
+from orchestrator.spec import Spec
+
+SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# The check oneshot's script; the role and directory come in as $1 and $2, never spliced in.
+CHECK_SCRIPT = (
+    "role=$1; dir=$2; "
+    '[ -d "$dir" ] || { echo "deploy-check: $role directory $dir does not exist" >&2; exit 1; }; '
+    '[ -r "$dir/config.json" ] || { echo "deploy-check: $role $dir/config.json is missing or not readable by $(id -un)" >&2; exit 1; }; '
+    'ls "$dir" | grep -Eq "[.](safetensors|bin)$" || { echo "deploy-check: $role $dir has no weight files (*.safetensors)" >&2; exit 1; }; '
+    'echo "deploy-check: $role $dir ok"'
+)
+
+
+def _refuse_control(value: str) -> str:
+    if CONTROL.search(value):
+        raise UnsafeValueError(
+            f"refusing to write {value!r} into a unit file: it contains a control character",
+            field="value",
+            fix="remove newlines and control characters from the profile",
+        )
+    return value
+
+
+def sd_value(value: object) -> str:
+    """A plain setting value: only specifiers (%) are special."""
+    return _refuse_control(str(value)).replace("%", "%%")
+
+
+def sd_comment(value: object) -> str:
+    return _refuse_control(str(value))
+
+
+def sd_exec_word(value: object) -> str:
+    """One word of an Exec*= command line: quoted when needed, % and $ doubled so systemd
+    neither expands specifiers nor environment variables in it."""
+    s = _refuse_control(str(value))
+    out = s.replace("%", "%%").replace("$", "$$")
+    if SAFE_WORD.match(s):
+        return out
+    return '"' + out.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def sd_argv(argv: Sequence[object]) -> str:
+    return " ".join(sd_exec_word(a) for a in argv)
+
+
+def sd_arg(value: object) -> str:
+    """A quoted assignment such as Environment="KEY=value" (no $ expansion there)."""
+    s = _refuse_control(str(value)).replace("%", "%%")
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def templates_dir() -> Path:
+    """templates/ at the top of the project; installed as the orchestrator.templates package."""
+    here = Path(__file__).resolve().parent
+    for cand in (here.parent / "templates", here / "templates"):
+        if (cand / "sglang.service.j2").exists():
+            return cand
+    from importlib import resources
+
+    return Path(str(resources.files("orchestrator.templates")))
+
+
+@cache
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(sd_value=sd_value, sd_comment=sd_comment, sd_argv=sd_argv, sd_arg=sd_arg)
+    return env
+
+
+def local_checkpoints(spec: Spec) -> list[tuple[str, str]]:
+    out = []
+    for role, key in (("model", "model_path"), ("drafter", "speculative_draft_model_path")):
+        p = spec.server.get(key)
+        if isinstance(p, str) and p.startswith("/") and not HUB_ID.match(p):
+            out.append((role, p))
+    return out
+
+
+def render(spec: Spec) -> dict[str, str]:
+    """unit file name -> content, for every unit this spec needs."""
+    env = _env()
+    files = {
+        spec.unit_name: env.get_template("sglang.service.j2").render(
+            spec=spec,
+            argv=spec.argv(),
+            timeout_start_s=spec.health.startup_timeout_s + 600,
+            gpu=KINDS.get(spec.hardware.gpu or ""),
+        )
+    }
+    if spec.unit.check_models:
+        checks = local_checkpoints(spec)
+        lines = [["/bin/sh", "-c", CHECK_SCRIPT, "deploy-check", role, p] for role, p in checks]
+        if not lines:
+            lines = [["/bin/echo", "deploy-check: no local checkpoint to check (hub ids only)"]]
+        files[spec.check_unit_name] = env.get_template("sglang-check.service.j2").render(
+            spec=spec, check_argvs=lines
+        )
+    return files
+
+
+def diff(files: Mapping[str, str], unit_dir: Path) -> str:
+    """A unified diff of what is installed in unit_dir against these files ('' = identical)."""
+    chunks = []
+    for name, new in sorted(files.items()):
+        path = unit_dir / name
+        try:
+            old = path.read_text()
+        except FileNotFoundError:
+            old = ""
+        except OSError as e:
+            old = f"# cannot read {path}: {e}\n"
+        chunks.extend(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                fromfile=str(path) if old else "/dev/null",
+                tofile=f"{path} (rendered)",
+            )
+        )
+    return "".join(chunks)

@@ -1,0 +1,114 @@
+"""The shapes shared by every preflight rule: Rule, Finding and the Context rules read."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from orchestrator.hardware import FORCED_PAGE_SIZE, GpuKind, default_attention_backend
+from orchestrator.spec import Spec
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: Severity
+    flags: tuple[str, ...]
+    message: str  # why: what SGLang will do with this config
+    fix: str  # the exact change
+    stricter: bool = False  # deploy refuses what SGLang itself would accept
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def text(self) -> str:
+        s = f"[{self.severity}] {self.rule}: {self.message}"
+        if self.stricter:
+            s += " (SGLang itself starts with this; deploy is stricter because it cannot be right)"
+        return s + f"\n    fix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A checkpoint as preflight sees it: from its config.json, else from the profile."""
+
+    path: str | None
+    source: str  # "config.json" | "profile" | "none"
+    state: str  # "ok" | "missing" | "unreadable" | "hub" | "unset"
+    detail: str = ""
+    architecture: str | None = None
+    attention: str | None = None
+    hidden_size: int | None = None
+    target_hidden_size: int | None = None
+    num_attention_heads: int | None = None
+    num_layers: int | None = None
+    mtp_layers: int | None = None
+    vocab_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    spec: Spec
+    args: Mapping[str, Any]  # SGLang's defaults overlaid with what the profile sets
+    gpu: GpuKind | None
+    base: ModelInfo
+    draft: ModelInfo
+    on_box: bool = False
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def is_set(self, key: str) -> bool:
+        return key in self.spec.server
+
+    @property
+    def algorithm(self) -> str | None:
+        a = self.args.get("speculative_algorithm")
+        return str(a).upper() if a else None
+
+    @property
+    def attention_kind(self) -> str | None:
+        return self.base.attention
+
+    def attention_backend(self) -> tuple[str | None, str]:
+        """(effective target attention backend, who chose it)."""
+        for key in ("decode_attention_backend", "attention_backend"):
+            if self.args.get(key):
+                return str(self.args[key]), f"--{key.replace('_', '-')}"
+        auto = default_attention_backend(self.gpu, self.attention_kind)
+        if auto:
+            return (
+                auto,
+                f"SGLang's default for an MLA model on {self.gpu.name if self.gpu else '?'}",
+            )
+        return None, "unknown (GPU or model attention type not known)"
+
+    def page_size(self) -> tuple[int | None, str]:
+        backend, _ = self.attention_backend()
+        forced = FORCED_PAGE_SIZE.get(backend or "")
+        user = self.args.get("page_size")
+        if forced and (user is None or (backend == "trtllm_mla" and user not in (32, 64))):
+            return forced, f"forced by the {backend} attention backend"
+        if user is not None:
+            return int(user), "--page-size"
+        if backend is None:
+            return None, "unknown"
+        return 1, "SGLang's default"
+
+
+Check = Callable[[Context], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    doc: str  # one line: what the rule refuses and why
+    sglang: str  # where SGLang enforces it, or what SGLang does instead
+    check: Check
+    section: str = "speculative"
+    also: tuple[str, ...] = ()  # other finding ids this check reports
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return (self.id, *self.also)

@@ -1,0 +1,108 @@
+"""The validated spec: plain, frozen data that every later stage reads.
+
+A `Spec` is what a profile means once `profiles.load` has merged `extends`, checked every key
+and type, and filled defaults. `provenance` records who set each value (the arg_groups idea):
+"kimi-k26-eagle3 (built-in)", a file path, or "default".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_MODULE = "sglang.launch_server"
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+
+
+@dataclass(frozen=True)
+class UnitConfig:
+    python: str
+    module: str = DEFAULT_MODULE
+    user: str = "sglang"
+    group: str | None = None
+    working_directory: str = "/var/lib/sglang"
+    environment: Mapping[str, str] = field(default_factory=dict)
+    environment_file: str | None = None
+    restart_sec: int = 30
+    start_limit_burst: int = 3
+    start_limit_interval_s: int = 7200
+    limit_nofile: int = 1048576
+    timeout_stop_s: int = 120
+    check_models: bool = True
+
+
+@dataclass(frozen=True)
+class HealthConfig:
+    scheme: str = "http"
+    host: str = "127.0.0.1"
+    port: int = 30000
+    path: str = "/health"
+    startup_timeout_s: int = 1800
+
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return self.base_url + self.path
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the profile declares about the checkpoints, for when config.json is not at hand
+    (validating off the box). A readable config.json always wins."""
+
+    architecture: str | None = None
+    attention: str | None = None  # "mla" | "mha"
+    hidden_size: int | None = None
+    num_attention_heads: int | None = None
+    draft_architecture: str | None = None
+    draft_hidden_size: int | None = None
+
+
+@dataclass(frozen=True)
+class HardwareConfig:
+    gpu: str | None = None  # b200, h200, ... (see orchestrator/hardware.py)
+    gpu_count: int | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    description: str
+    source: str  # "built-in" or the profile file's path
+    server: Mapping[str, Any]  # ServerArgs field -> value, only what the profile sets
+    unit: UnitConfig
+    health: HealthConfig
+    model: ModelFacts = field(default_factory=ModelFacts)
+    hardware: HardwareConfig = field(default_factory=HardwareConfig)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+    chain: tuple[str, ...] = ()  # the profile and every profile it extends, nearest first
+
+    @property
+    def unit_name(self) -> str:
+        return f"sglang-{self.name}.service"
+
+    @property
+    def check_unit_name(self) -> str:
+        return f"sglang-{self.name}-check.service"
+
+    @property
+    def unit_names(self) -> tuple[str, ...]:
+        if self.unit.check_models:
+            return (self.unit_name, self.check_unit_name)
+        return (self.unit_name,)
+
+    @property
+    def speculative(self) -> bool:
+        return bool(self.server.get("speculative_algorithm"))
+
+    def argv(self) -> list[str]:
+        """The server's full command line, exactly as the unit runs it."""
+        from orchestrator.flags import to_argv
+
+        return [self.unit.python, "-m", self.unit.module, *to_argv(self.server)]
