@@ -1,0 +1,521 @@
+"""systemd over D-Bus (dbus-fast, asyncio), and atomic installation of unit files.
+
+Calls go straight to org.freedesktop.systemd1 as raw messages: no introspection, one
+round trip per call. Job-producing calls (start/stop/restart) wait for the job's
+JobRemoved signal; `watch` turns the unit's PropertiesChanged signals into fresh
+`UnitState`s, so a failure is seen when systemd announces it, not at the next poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dbus_fast import BusType, Message, MessageType
+from dbus_fast.aio import MessageBus
+from dbus_fast.errors import AuthError, InvalidAddressError
+
+from orchestrator.errors import DeployError, SystemdUnavailable
+
+SD_NAME = "org.freedesktop.systemd1"
+SD_PATH = "/org/freedesktop/systemd1"
+MANAGER = "org.freedesktop.systemd1.Manager"
+UNIT = "org.freedesktop.systemd1.Unit"
+SERVICE = "org.freedesktop.systemd1.Service"
+PROPS = "org.freedesktop.DBus.Properties"
+DBUS_NAME = "org.freedesktop.DBus"
+DBUS_PATH = "/org/freedesktop/DBus"
+UNIT_PATH_PREFIX = "/org/freedesktop/systemd1/unit/"
+
+_DENIED = {
+    "org.freedesktop.DBus.Error.AccessDenied",
+    "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired",
+}
+_ABSENT = {
+    "org.freedesktop.DBus.Error.ServiceUnknown",
+    "org.freedesktop.DBus.Error.NameHasNoOwner",
+}
+
+
+class SystemdError(DeployError):
+    """A systemd call was refused or failed (unit not found, bad unit file, ...)."""
+
+    def __init__(self, message: str, *, dbus_error: str = "", **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.dbus_error = dbus_error
+
+
+@dataclass(frozen=True)
+class UnitState:
+    """One snapshot of a unit, as systemd reports it."""
+
+    name: str
+    load_state: str
+    active_state: str
+    sub_state: str
+    result: str
+    exec_main_code: int
+    exec_main_status: int
+    main_pid: int
+    invocation_id: str
+    n_restarts: int
+    state_change_timestamp_us: int
+    active_enter_timestamp_us: int
+    fragment_path: str
+
+    @property
+    def failed(self) -> bool:
+        """Failed, or waiting to be restarted after a failure."""
+        return self.active_state == "failed" or self.sub_state == "auto-restart"
+
+    @property
+    def running(self) -> bool:
+        return self.active_state == "active" and self.sub_state == "running"
+
+
+def unit_object_path(unit: str) -> str:
+    """The D-Bus object path of a unit (sd_bus_path_encode)."""
+    if not unit:
+        return UNIT_PATH_PREFIX + "_"
+    out = []
+    for i, ch in enumerate(unit.encode()):
+        c = chr(ch)
+        if (c.isascii() and c.isalpha()) or (c.isdigit() and i > 0):
+            out.append(c)
+        else:
+            out.append(f"_{ch:02x}")
+    return UNIT_PATH_PREFIX + "".join(out)
+
+
+def _v(props: Mapping[str, Any], key: str, default: Any) -> Any:
+    var = props.get(key)
+    return default if var is None else var.value
+
+
+def _state_from(name: str, unit: Mapping[str, Any], service: Mapping[str, Any]) -> UnitState:
+    inv = _v(unit, "InvocationID", b"")
+    return UnitState(
+        name=_v(unit, "Id", name),
+        load_state=_v(unit, "LoadState", ""),
+        active_state=_v(unit, "ActiveState", ""),
+        sub_state=_v(unit, "SubState", ""),
+        result=_v(service, "Result", ""),
+        exec_main_code=int(_v(service, "ExecMainCode", 0)),
+        exec_main_status=int(_v(service, "ExecMainStatus", 0)),
+        main_pid=int(_v(service, "MainPID", 0)),
+        invocation_id=bytes(inv).hex(),
+        n_restarts=int(_v(service, "NRestarts", 0)),
+        state_change_timestamp_us=int(_v(unit, "StateChangeTimestamp", 0)),
+        active_enter_timestamp_us=int(_v(unit, "ActiveEnterTimestamp", 0)),
+        fragment_path=_v(unit, "FragmentPath", ""),
+    )
+
+
+def _bus_address(user: bool) -> str:
+    if user:
+        addr = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+        if addr:
+            return addr
+        runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{os.getuid()}"
+        return f"unix:path={runtime}/bus"
+    return os.environ.get("DBUS_SYSTEM_BUS_ADDRESS") or "unix:path=/run/dbus/system_bus_socket"
+
+
+def _unavailable(user: bool, address: str, cause: str) -> SystemdUnavailable:
+    where = "the user bus" if user else "the system bus"
+    if user:
+        fix = (
+            "log in to a session with a running user manager (systemd --user), or run "
+            "`loginctl enable-linger $USER` and set XDG_RUNTIME_DIR; or drop --user to use "
+            "the system manager"
+        )
+    else:
+        fix = (
+            "run deploy on the server itself, on a host booted with systemd, as root "
+            "(or with sudo); or pass --user to use your own user manager"
+        )
+    return SystemdUnavailable(f"cannot reach systemd on {where} at {address}: {cause}", fix=fix)
+
+
+class _Watch:
+    """Async iterator of fresh UnitStates, fed by PropertiesChanged for one unit path."""
+
+    def __init__(self, sd: Systemd, unit: str) -> None:
+        self._sd = sd
+        self.unit = unit
+        self.path = unit_object_path(unit)
+        self._event = asyncio.Event()
+        self._last: UnitState | None = None
+        self._first = True
+        self._match = (
+            f"type='signal',sender='{SD_NAME}',path='{self.path}',"
+            f"interface='{PROPS}',member='PropertiesChanged'"
+        )
+
+    def poke(self) -> None:
+        self._event.set()
+
+    async def __aenter__(self) -> _Watch:
+        await self._sd._add_match(self._match)
+        self._sd._watches.setdefault(self.path, set()).add(self)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._sd._watches.get(self.path, set()).discard(self)
+        if self._sd._bus.connected:
+            with contextlib.suppress(Exception):
+                await self._sd._remove_match(self._match)
+
+    def __aiter__(self) -> _Watch:
+        return self
+
+    async def __anext__(self) -> UnitState:
+        while True:
+            if not self._first:
+                await self._event.wait()
+            self._first = False
+            self._event.clear()
+            st = await self._sd.state(self.unit)
+            if st != self._last:
+                self._last = st
+                return st
+
+
+class Systemd:
+    """A connection to the system (or user) service manager."""
+
+    def __init__(self, bus: MessageBus, user: bool) -> None:
+        self._bus = bus
+        self.user = user
+        self._job_waiters: dict[str, asyncio.Future[str]] = {}
+        self._jobs_done: OrderedDict[str, str] = OrderedDict()
+        self._reload_waiters: list[asyncio.Future[None]] = []
+        self._watches: dict[str, set[_Watch]] = {}
+        bus.add_message_handler(self._on_message)
+
+    @classmethod
+    async def connect(cls, user: bool = False) -> Systemd:
+        """Connect to the manager and subscribe to its signals."""
+        address = _bus_address(user)
+        try:
+            bus = await MessageBus(
+                bus_address=address,
+                bus_type=BusType.SESSION if user else BusType.SYSTEM,
+                auth_timeout=5.0,
+            ).connect()
+        except FileNotFoundError as e:
+            raise _unavailable(user, address, "no such socket (is this a systemd host?)") from e
+        except ConnectionRefusedError as e:
+            raise _unavailable(user, address, "connection refused (dbus not running?)") from e
+        except PermissionError as e:
+            raise _unavailable(user, address, "permission denied on the socket") from e
+        except (AuthError, InvalidAddressError, OSError) as e:
+            raise _unavailable(user, address, f"{type(e).__name__}: {e}") from e
+        sd = cls(bus, user)
+        try:
+            await asyncio.gather(
+                sd._add_match(
+                    f"type='signal',sender='{SD_NAME}',path='{SD_PATH}',"
+                    f"interface='{MANAGER}',member='JobRemoved'"
+                ),
+                sd._add_match(
+                    f"type='signal',sender='{SD_NAME}',path='{SD_PATH}',"
+                    f"interface='{MANAGER}',member='Reloading'"
+                ),
+                sd._manager("Subscribe"),
+            )
+        except SystemdError as e:
+            sd.close()
+            raise _unavailable(user, address, e.message) from e
+        except BaseException:
+            sd.close()
+            raise
+        return sd
+
+    def close(self) -> None:
+        self._bus.remove_message_handler(self._on_message)
+        self._bus.disconnect()
+        for fut in [*self._job_waiters.values(), *self._reload_waiters]:
+            if not fut.done():
+                fut.cancel()
+
+    async def __aenter__(self) -> Systemd:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- low level -------------------------------------------------------------------
+
+    def _on_message(self, msg: Message) -> None:
+        if msg.message_type != MessageType.SIGNAL:
+            return None
+        if msg.interface == MANAGER and msg.path == SD_PATH:
+            if msg.member == "JobRemoved":
+                _id, job, _unit, result = msg.body
+                fut = self._job_waiters.pop(job, None)
+                if fut is not None:
+                    if not fut.done():
+                        fut.set_result(result)
+                else:
+                    self._jobs_done[job] = result
+                    while len(self._jobs_done) > 512:
+                        self._jobs_done.popitem(last=False)
+            elif msg.member == "Reloading" and msg.body and not msg.body[0]:
+                waiters, self._reload_waiters = self._reload_waiters, []
+                for fut in waiters:
+                    if not fut.done():
+                        fut.set_result(None)
+        elif msg.member == "PropertiesChanged" and msg.interface == PROPS:
+            for w in self._watches.get(msg.path or "", ()):
+                w.poke()
+        return None
+
+    async def _call(
+        self,
+        member: str,
+        signature: str = "",
+        body: Sequence[Any] = (),
+        *,
+        path: str = SD_PATH,
+        interface: str = MANAGER,
+        destination: str = SD_NAME,
+    ) -> list[Any]:
+        reply = await self._bus.call(
+            Message(
+                destination=destination,
+                path=path,
+                interface=interface,
+                member=member,
+                signature=signature,
+                body=list(body),
+            )
+        )
+        assert reply is not None
+        if reply.message_type == MessageType.ERROR:
+            name = reply.error_name or "unknown"
+            text = str(reply.body[0]) if reply.body else name
+            if name in _DENIED:
+                raise SystemdUnavailable(
+                    f"systemd refused {member}: {text}",
+                    fix="run as root (sudo), or pass --user to use your own user manager",
+                )
+            if name in _ABSENT:
+                raise SystemdError(
+                    f"systemd is not on the bus ({text})",
+                    dbus_error=name,
+                    fix="run on a host booted with systemd",
+                )
+            raise SystemdError(f"systemd {member} failed: {text}", dbus_error=name)
+        return list(reply.body)
+
+    async def _manager(self, member: str, signature: str = "", *body: Any) -> list[Any]:
+        return await self._call(member, signature, body)
+
+    async def _add_match(self, rule: str) -> None:
+        await self._call(
+            "AddMatch",
+            "s",
+            [rule],
+            path=DBUS_PATH,
+            interface=DBUS_NAME,
+            destination=DBUS_NAME,
+        )
+
+    async def _remove_match(self, rule: str) -> None:
+        await self._call(
+            "RemoveMatch",
+            "s",
+            [rule],
+            path=DBUS_PATH,
+            interface=DBUS_NAME,
+            destination=DBUS_NAME,
+        )
+
+    async def _job(self, member: str, unit: str, mode: str, timeout_s: float | None) -> str:
+        (job,) = await self._manager(member, "ss", unit, mode)
+        if job in self._jobs_done:
+            return self._jobs_done.pop(job)
+        fut: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._job_waiters[job] = fut
+        try:
+            return await asyncio.wait_for(fut, timeout_s)
+        except TimeoutError:
+            raise SystemdError(
+                f"{member} {unit}: the job did not finish within {timeout_s:g} s (still queued)"
+            ) from None
+        finally:
+            self._job_waiters.pop(job, None)
+
+    # -- public ----------------------------------------------------------------------
+
+    async def reload(self, timeout_s: float = 90.0) -> None:
+        """daemon-reload; returns once the new configuration is in effect."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._reload_waiters.append(fut)
+        ping: asyncio.Future[list[Any]] | None = None
+        try:
+            await self._manager("Reload")
+            # systemd answers Reload either after reloading or (older versions) before;
+            # Reloading(false) marks the end. A call sent now is served only after the
+            # reload, so its answer also proves the reload is over.
+            ping = asyncio.ensure_future(
+                self._call("Get", "ss", [MANAGER, "Version"], interface=PROPS)
+            )
+            done, _ = await asyncio.wait(
+                [fut, ping], timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done:
+                raise SystemdError(f"daemon-reload did not finish within {timeout_s:.0f} s")
+        finally:
+            if fut in self._reload_waiters:
+                self._reload_waiters.remove(fut)
+            fut.cancel()
+            if ping is not None and not ping.done():
+                ping.cancel()
+            if ping is not None:
+                with contextlib.suppress(BaseException):
+                    await ping
+
+    async def start(
+        self, unit: str, *, mode: str = "replace", timeout_s: float | None = None
+    ) -> str:
+        """Start `unit`; the job result ("done", "failed", "canceled", "timeout", ...)."""
+        return await self._job("StartUnit", unit, mode, timeout_s)
+
+    async def stop(
+        self, unit: str, *, mode: str = "replace", timeout_s: float | None = None
+    ) -> str:
+        """Stop `unit`; the job result."""
+        return await self._job("StopUnit", unit, mode, timeout_s)
+
+    async def restart(
+        self, unit: str, *, mode: str = "replace", timeout_s: float | None = None
+    ) -> str:
+        """Restart `unit` (start it if stopped); the job result."""
+        return await self._job("RestartUnit", unit, mode, timeout_s)
+
+    async def enable(self, units: Iterable[str]) -> list[tuple[str, str, str]]:
+        """Enable unit files, then reload. The changes: (type, symlink, target)."""
+        _carries, changes = await self._manager(
+            "EnableUnitFiles", "asbb", list(units), False, False
+        )
+        await self.reload()
+        return [tuple(c) for c in changes]  # type: ignore[misc]
+
+    async def disable(self, units: Iterable[str]) -> list[tuple[str, str, str]]:
+        """Disable unit files, then reload."""
+        (changes,) = await self._manager("DisableUnitFiles", "asb", list(units), False)
+        await self.reload()
+        return [tuple(c) for c in changes]  # type: ignore[misc]
+
+    async def reset_failed(self, unit: str) -> None:
+        """Clear the failed state and restart counter of `unit` (no-op if not loaded)."""
+        try:
+            await self._manager("ResetFailedUnit", "s", unit)
+        except SystemdError as e:
+            if e.dbus_error != "org.freedesktop.systemd1.NoSuchUnit":
+                raise
+
+    async def state(self, unit: str) -> UnitState:
+        """A fresh snapshot of `unit` (loads it if needed)."""
+        path = unit_object_path(unit)
+        unit_props, svc_props = await asyncio.gather(
+            self._call("GetAll", "s", [UNIT], path=path, interface=PROPS),
+            self._call("GetAll", "s", [SERVICE], path=path, interface=PROPS),
+            return_exceptions=True,
+        )
+        if isinstance(unit_props, BaseException):
+            raise unit_props
+        svc = {} if isinstance(svc_props, BaseException) else svc_props[0]
+        return _state_from(unit, unit_props[0], svc)
+
+    def watch(self, unit: str) -> _Watch:
+        """`async with sd.watch(u) as states: async for st in states: ...`
+
+        Yields the current state first, then a fresh state each time systemd announces
+        a change of the unit (identical consecutive states are not repeated).
+        """
+        return _Watch(self, unit)
+
+
+def default_unit_dir(user: bool) -> Path:
+    """Where unit files go: /etc/systemd/system, or ~/.config/systemd/user."""
+    if not user:
+        return Path("/etc/systemd/system")
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
+def _check_name(name: str) -> None:
+    if not name or "/" in name or name in (".", "..") or name.startswith(".") or "\0" in name:
+        raise ValueError(f"bad unit file name: {name!r}")
+
+
+def _fsync_dir(d: Path) -> None:
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def install_units(files: Mapping[str, str], unit_dir: Path) -> list[str]:
+    """Write unit files atomically; the names whose content changed.
+
+    Every changed file is first written to a temp file in `unit_dir` and fsynced; only
+    then are all renamed over their targets. Unchanged files are not touched. If
+    anything fails before the renames, the temp files are removed and nothing changed.
+    """
+    for name in files:
+        _check_name(name)
+    unit_dir.mkdir(parents=True, exist_ok=True)
+    changed: list[str] = []
+    for name, text in files.items():
+        try:
+            if (unit_dir / name).read_bytes() == text.encode():
+                continue
+        except FileNotFoundError:
+            pass
+        changed.append(name)
+    temps: list[tuple[str, str]] = []
+    try:
+        for name in changed:
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=unit_dir)
+            temps.append((tmp, name))
+            with os.fdopen(fd, "wb") as f:
+                f.write(files[name].encode())
+                f.flush()
+                os.fchmod(f.fileno(), 0o644)
+                os.fsync(f.fileno())
+        for tmp, name in temps:
+            os.replace(tmp, unit_dir / name)
+    finally:
+        for tmp, _ in temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+    if changed:
+        _fsync_dir(unit_dir)
+    return changed
+
+
+def remove_units(names: Iterable[str], unit_dir: Path) -> list[str]:
+    """Delete unit files; the names that existed."""
+    removed: list[str] = []
+    for name in names:
+        _check_name(name)
+        try:
+            (unit_dir / name).unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(name)
+    if removed:
+        _fsync_dir(unit_dir)
+    return removed

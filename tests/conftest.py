@@ -1,0 +1,1 @@
+from tests.box import box  # noqa: F401
