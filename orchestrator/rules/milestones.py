@@ -18,7 +18,7 @@ class Milestone:
 
 
 MILESTONES: tuple[Milestone, ...] = (
-    Milestone("args", "resolving server args", re.compile(r"\bserver_args=ServerArgs\(")),
+    Milestone("args", "resolving server args", re.compile(r"\bserver_args=(?:ServerArgs\(|\{)")),
     Milestone(
         "init-parallel", "initialising NCCL / parallel groups", re.compile(r"Init parallel begin")
     ),
