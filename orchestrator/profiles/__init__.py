@@ -373,6 +373,10 @@ def _server(values: Any) -> dict[str, Any]:
         f = t.fields.get(k)
         if f is None:
             name = spell.get(k) or spell.get(k.replace("-", "_"))
+            if name is None:  # argparse takes unique prefixes, so `--tp` means --tp-size
+                prefix = "--" + k.replace("_", "-")
+                hits = {f.name for f in t.fields.values() if f.flag.startswith(prefix)}
+                name = hits.pop() if len(hits) == 1 else None
             if name:
                 hint = f"did you mean {name!r}? Keys are SGLang's ServerArgs field names, not flags"
             else:

@@ -1,0 +1,81 @@
+"""Small test helpers: write TOML profiles and fake checkpoint directories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # TOML basic strings share JSON's escapes
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    raise TypeError(v)
+
+
+def toml(data: dict[str, Any]) -> str:
+    lines = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
+    for k, v in data.items():
+        if isinstance(v, dict):
+            lines.append(f"\n[{k}]")
+            lines += [f"{json.dumps(kk)} = {_toml_value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_profile(directory: Path, name: str = "p", **data: Any) -> Path:
+    data.setdefault("extends", "kimi-k26-eagle3")
+    path = directory / f"{name}.toml"
+    path.write_text(toml(data))
+    return path
+
+
+KIMI_K26_CONFIG = {
+    "architectures": ["KimiK25ForConditionalGeneration"],
+    "model_type": "kimi_k25",
+    "text_config": {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "model_type": "kimi_k2",
+        "hidden_size": 7168,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 64,
+        "num_hidden_layers": 61,
+        "kv_lora_rank": 512,
+        "q_lora_rank": 1536,
+        "qk_rope_head_dim": 64,
+        "n_routed_experts": 384,
+        "num_experts_per_tok": 8,
+        "num_nextn_predict_layers": 0,
+        "vocab_size": 163840,
+    },
+}
+
+EAGLE3_DRAFTER_CONFIG = {
+    "architectures": ["LlamaForCausalLMEagle3"],
+    "model_type": "llama",
+    "hidden_size": 7168,
+    "target_hidden_size": 7168,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "num_hidden_layers": 1,
+    "intermediate_size": 18432,
+    "vocab_size": 163840,
+    "draft_vocab_size": 32000,
+}
+
+
+def checkpoint(directory: Path, config: dict[str, Any], weights: bool = True) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config))
+    if weights:
+        (directory / "model-00001-of-00001.safetensors").write_bytes(b"\0" * 16)
+    return directory
