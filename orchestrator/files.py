@@ -5,16 +5,23 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from orchestrator.errors import InputError
+
+
+def _check_name(name: str) -> None:
+    if not name or "/" in name or name in (".", "..") or name.startswith(".") or "\0" in name:
+        raise ValueError(f"bad unit file name: {name!r}")
 
 
 def write_atomically(files: Mapping[str, str], directory: Path, mode: int = 0o644) -> list[str]:
     """Write every file into `directory`: all temp files first (same dir, fsynced), then one
     rename each, then fsync the directory. Returns the names whose content changed; unchanged
     files are left alone. If anything fails before the renames, nothing is changed."""
+    for name in files:
+        _check_name(name)
     changed = [n for n, text in files.items() if _read(directory / n) != text]
     if not changed:
         return []
@@ -49,6 +56,21 @@ def write_atomically(files: Mapping[str, str], directory: Path, mode: int = 0o64
         os.replace(tmp, directory / name)
     fsync_dir(directory)
     return changed
+
+
+def remove_files(names: Iterable[str], directory: Path) -> list[str]:
+    """Delete files from `directory`; the names that existed."""
+    removed: list[str] = []
+    for name in names:
+        _check_name(name)
+        try:
+            (directory / name).unlink()
+        except FileNotFoundError:
+            continue
+        removed.append(name)
+    if removed:
+        fsync_dir(directory)
+    return removed
 
 
 def fsync_dir(directory: Path) -> None:

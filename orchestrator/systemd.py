@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from dbus_fast.aio import MessageBus
 from dbus_fast.errors import AuthError, InvalidAddressError
 
 from orchestrator.errors import DeployError, SystemdUnavailable
+from orchestrator.files import remove_files, write_atomically
 
 SD_NAME = "org.freedesktop.systemd1"
 SD_PATH = "/org/freedesktop/systemd1"
@@ -454,68 +454,11 @@ def default_unit_dir(user: bool) -> Path:
     return Path(base) / "systemd" / "user"
 
 
-def _check_name(name: str) -> None:
-    if not name or "/" in name or name in (".", "..") or name.startswith(".") or "\0" in name:
-        raise ValueError(f"bad unit file name: {name!r}")
-
-
-def _fsync_dir(d: Path) -> None:
-    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def install_units(files: Mapping[str, str], unit_dir: Path) -> list[str]:
-    """Write unit files atomically; the names whose content changed.
-
-    Every changed file is first written to a temp file in `unit_dir` and fsynced; only
-    then are all renamed over their targets. Unchanged files are not touched. If
-    anything fails before the renames, the temp files are removed and nothing changed.
-    """
-    for name in files:
-        _check_name(name)
-    unit_dir.mkdir(parents=True, exist_ok=True)
-    changed: list[str] = []
-    for name, text in files.items():
-        try:
-            if (unit_dir / name).read_bytes() == text.encode():
-                continue
-        except FileNotFoundError:
-            pass
-        changed.append(name)
-    temps: list[tuple[str, str]] = []
-    try:
-        for name in changed:
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=unit_dir)
-            temps.append((tmp, name))
-            with os.fdopen(fd, "wb") as f:
-                f.write(files[name].encode())
-                f.flush()
-                os.fchmod(f.fileno(), 0o644)
-                os.fsync(f.fileno())
-        for tmp, name in temps:
-            os.replace(tmp, unit_dir / name)
-    finally:
-        for tmp, _ in temps:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-    if changed:
-        _fsync_dir(unit_dir)
-    return changed
+    """Write unit files atomically (see `files.write_atomically`); the names that changed."""
+    return write_atomically(files, unit_dir)
 
 
 def remove_units(names: Iterable[str], unit_dir: Path) -> list[str]:
     """Delete unit files; the names that existed."""
-    removed: list[str] = []
-    for name in names:
-        _check_name(name)
-        try:
-            (unit_dir / name).unlink()
-        except FileNotFoundError:
-            continue
-        removed.append(name)
-    if removed:
-        _fsync_dir(unit_dir)
-    return removed
+    return remove_files(names, unit_dir)

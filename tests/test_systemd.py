@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.errors import SystemdUnavailable
+from orchestrator.errors import InputError, SystemdUnavailable
 from orchestrator.systemd import (
     Systemd,
     default_unit_dir,
@@ -108,7 +108,7 @@ def test_install_units_failure_changes_nothing(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", flaky_fsync)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(InputError, match="No space left on device; nothing was changed"):
         install_units({"a.service": "A2\n", "b.service": "B2\n"}, tmp_path)
     assert (tmp_path / "a.service").read_text() == "A1\n"
     assert (tmp_path / "b.service").read_text() == "B1\n"
