@@ -166,6 +166,200 @@ def render_cmd(
         typer.echo(text, nl=False)
 
 
+UserOpt = Annotated[bool, typer.Option("--user", help="Use the user manager (systemctl --user).")]
+
+
+@app.command("up")
+def up_cmd(
+    profile: ProfileArg,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds to wait for health (default: the profile's startup_timeout_s).",
+        ),
+    ] = None,
+    no_preflight: Annotated[
+        bool, typer.Option("--no-preflight", help="Skip preflight (for debugging SGLang itself).")
+    ] = False,
+    unit_dir: UnitDirOpt = None,
+    user: UserOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Preflight, render, install, reload, restart, and wait until healthy (exit 0), failed (1) or refused (2)."""
+    import asyncio
+
+    from orchestrator import deployer, profiles
+    from orchestrator.ui import UpProgress
+
+    try:
+        spec = profiles.load(profile)
+        if timeout is not None and not 1 <= timeout <= 86400:
+            raise DeployError(
+                "--timeout must be between 1 and 86400 seconds",
+                field="--timeout",
+                fix="give the wait in seconds, e.g. --timeout 1800",
+            )
+        progress = None if as_json else UpProgress(spec.unit_name)
+        with progress if progress is not None else _nullcontext():
+            res = asyncio.run(
+                deployer.up(
+                    spec,
+                    unit_dir=unit_dir or _default_unit_dir(user),
+                    user=user,
+                    timeout_s=timeout,
+                    preflight=not no_preflight,
+                    on_progress=progress,
+                )
+            )
+    except DeployError as e:
+        if as_json:
+            _out(
+                {
+                    "profile": profile,
+                    "outcome": "refused",
+                    "error": e.paragraph(),
+                    "findings": [f.to_json() for f in getattr(e, "findings", [])],
+                }
+            )
+            raise typer.Exit(2 if e.exit_code == 2 else e.exit_code) from None
+        _fail(e)
+    if as_json:
+        _out(res.to_json())
+    else:
+        typer.echo(_up_text(res))
+    raise typer.Exit(res.exit_code)
+
+
+def _up_text(res: object) -> str:
+    from orchestrator.deployer import UpResult
+
+    assert isinstance(res, UpResult)
+    lines = []
+    for w in res.warnings:
+        lines.append(f"warning: {w['rule']}: {w['message']}")
+    if res.outcome == "healthy":
+        lines.append(
+            f"{res.unit} is healthy after {res.elapsed_s:.1f} s (invocation {res.invocation_id[:12]})"
+        )
+        return "\n".join(lines)
+    lines.append(f"{res.unit} {res.outcome.upper()} after {res.elapsed_s:.1f} s: {res.detail}")
+    if res.diagnosis is not None:
+        lines.append(res.diagnosis.render_text())
+    lines.extend(f"  {a}" for a in res.actions if a.startswith("stop "))
+    return "\n".join(lines)
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+@app.command("status")
+def status_cmd(
+    profile: Annotated[
+        str | None, typer.Argument(help="One deployment (profile name); default: all.")
+    ] = None,
+    unit_dir: UnitDirOpt = None,
+    user: UserOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """For each deployment: unit state, since when, restarts, health, and what the server reports."""
+    import asyncio
+
+    from orchestrator import deployer
+
+    name = None
+    try:
+        if profile is not None:
+            name = _deployment_name(profile)
+        rows = asyncio.run(
+            deployer.status(unit_dir or _default_unit_dir(user), user=user, only=name)
+        )
+    except DeployError as e:
+        _fail(e)
+    if as_json:
+        _out(rows)
+        return
+    if not rows:
+        typer.echo(
+            f"no deployments{f' named {name}' if name else ''} in {unit_dir or _default_unit_dir(user)}"
+        )
+        if name:
+            raise typer.Exit(1)
+        return
+    for r in rows:
+        typer.echo(_status_text(r))
+
+
+def _status_text(r: dict) -> str:
+    since = f"for {_ago(r['for_s'])}" if r.get("for_s") is not None else ""
+    lines = [
+        f"{r['profile']}  {r['unit']}",
+        f"  unit:     {r['active_state']}/{r['sub_state']} {since} (result {r['result']}, restarts {r['restarts']}, pid {r['main_pid'] or '-'})",
+        f"  health:   {r['health']['detail']}  ({r['health_url']})",
+    ]
+    s = r.get("server") or {}
+    if s:
+        spec = ""
+        if s.get("speculative_algorithm"):
+            spec = f", {s['speculative_algorithm']} steps={s.get('speculative_num_steps')} topk={s.get('speculative_eagle_topk')} draft={s.get('speculative_num_draft_tokens')}"
+            if "avg_spec_accept_length" in s:
+                spec += f", accept length {s['avg_spec_accept_length']}"
+        lines.append(f"  server:   {s.get('model_path')} tp={s.get('tp_size')}{spec}")
+    return "\n".join(lines)
+
+
+def _ago(seconds: float) -> str:
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def _deployment_name(profile: str) -> str:
+    """A profile argument to the deployment name: a built-in or file is loaded; a bare name
+    that is not a profile is taken as a deployment name as it is."""
+    from orchestrator import profiles
+    from orchestrator.errors import ProfileError
+    from orchestrator.spec import NAME_RE
+
+    try:
+        return profiles.load(profile).name
+    except ProfileError:
+        if NAME_RE.match(profile):
+            return profile
+        raise
+
+
+@app.command("down")
+def down_cmd(
+    profile: ProfileArg,
+    user: UserOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Stop and disable a deployment; its unit files are kept for the next `up`."""
+    import asyncio
+
+    from orchestrator import deployer
+
+    try:
+        name = _deployment_name(profile)
+        unit = f"sglang-{name}.service"
+        actions = asyncio.run(deployer.down(name, unit, user=user))
+    except DeployError as e:
+        _fail(e)
+    if as_json:
+        _out({"profile": name, "unit": unit, "actions": actions})
+    else:
+        typer.echo("\n".join(actions))
+
+
 def _default_unit_dir(user: bool) -> Path:
     return Path.home() / ".config/systemd/user" if user else Path("/etc/systemd/system")
 

@@ -105,6 +105,14 @@ def local_checkpoints(spec: Spec) -> list[tuple[str, str]]:
     return out
 
 
+def _state_directory(working_directory: str) -> str | None:
+    """/var/lib/X is systemd's StateDirectory=X: created at start, owned by the user."""
+    rel = working_directory.rstrip("/").removeprefix("/var/lib/")
+    if rel == working_directory.rstrip("/") or not rel or ".." in rel.split("/"):
+        return None
+    return rel
+
+
 def render(spec: Spec) -> dict[str, str]:
     """unit file name -> content, for every unit this spec needs."""
     env = _env()
@@ -114,6 +122,7 @@ def render(spec: Spec) -> dict[str, str]:
             argv=spec.argv(),
             timeout_start_s=spec.health.startup_timeout_s + 600,
             gpu=KINDS.get(spec.hardware.gpu or ""),
+            state_directory=_state_directory(spec.unit.working_directory),
         )
     }
     if spec.unit.check_models:

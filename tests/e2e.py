@@ -1,0 +1,103 @@
+"""Helpers for end-to-end tests: profiles that run the SGLang stand-in in the systemd box."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tests.box import Box
+from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, ROOT, toml
+
+RUN_DIR = ROOT / "tests" / ".run"  # inside the project, so the box sees it (bind mount)
+MODELS = "/srv/deploy-test/models"
+STANDIN_PYTHON = str(ROOT / "tests" / "standin" / "python")
+UNIT_DIR = "/etc/systemd/system"
+
+
+def prepare(box: Box) -> None:
+    """The service user and the checkpoints the check oneshot looks for, inside the box."""
+    if box.run(["id", "sglang"]).returncode != 0:
+        box.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "sglang"],
+            check=True,
+        )
+    for name, cfg in (("Kimi-K2.6", KIMI_K26_CONFIG), ("Kimi-K2.6-EAGLE3", EAGLE3_DRAFTER_CONFIG)):
+        box.write_file(f"{MODELS}/{name}/config.json", json.dumps(cfg))
+        box.write_file(f"{MODELS}/{name}/model-00001-of-00001.safetensors", "stand-in weights")
+
+
+def profile(
+    name: str,
+    *,
+    port: int,
+    env: dict[str, str] | None = None,
+    server: dict[str, Any] | None = None,
+    unset: list[str] | None = None,
+    timeout_s: int = 60,
+    **extra: Any,
+) -> str:
+    """Write a profile that extends the built-in kimi-k26-eagle3 and runs the stand-in."""
+    data: dict[str, Any] = {
+        "extends": "kimi-k26-eagle3",
+        "name": name,
+        "server": {
+            "model_path": f"{MODELS}/Kimi-K2.6",
+            "speculative_draft_model_path": f"{MODELS}/Kimi-K2.6-EAGLE3",
+            "port": port,
+            **(server or {}),
+        },
+        "unit": {
+            "python": STANDIN_PYTHON,
+            "restart_sec": 5,
+            "environment": {"HF_HUB_OFFLINE": "1", **(env or {})},
+        },
+        "health": {"startup_timeout_s": timeout_s},
+        **extra,
+    }
+    if unset:
+        data["unset"] = unset
+    RUN_DIR.mkdir(exist_ok=True)
+    path = RUN_DIR / f"{name}.toml"
+    path.write_text(toml(data))
+    return str(path)
+
+
+@dataclass
+class Ran:
+    rc: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def deploy(box: Box, *args: str, timeout: float = 120, env: dict[str, str] | None = None) -> Ran:
+    """Run the deploy CLI inside the box, timed."""
+    t = time.monotonic()
+    p: subprocess.CompletedProcess[str] = box.run(
+        [sys.executable, "-m", "orchestrator.cli", *args], timeout=timeout, env=env
+    )
+    return Ran(p.returncode, p.stdout, p.stderr, round(time.monotonic() - t, 3))
+
+
+def unit_files(box: Box) -> dict[str, str]:
+    """name -> sha256 of every file in the unit dir inside the box."""
+    out = box.run(
+        ["sh", "-c", f"cd {UNIT_DIR} && find . -maxdepth 1 -type f -exec sha256sum {{}} +"]
+    ).stdout
+    return {
+        line.split()[1].removeprefix("./"): line.split()[0]
+        for line in out.splitlines()
+        if line.strip()
+    }
+
+
+def show(box: Box, unit: str, *props: str) -> dict[str, str]:
+    out = box.systemctl("show", unit, "-p", ",".join(props)).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
