@@ -167,6 +167,19 @@ def render_cmd(
 
 
 UserOpt = Annotated[bool, typer.Option("--user", help="Use the user manager (systemctl --user).")]
+StateDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--state-dir",
+        help="Where releases are kept (default /var/lib/deploy, or $DEPLOY_STATE_DIR).",
+    ),
+]
+
+
+def _state_root(explicit: Path | None) -> Path:
+    from orchestrator.releases import state_dir
+
+    return state_dir(explicit)
 
 
 @app.command("up")
@@ -182,7 +195,20 @@ def up_cmd(
     no_preflight: Annotated[
         bool, typer.Option("--no-preflight", help="Skip preflight (for debugging SGLang itself).")
     ] = False,
+    force_restart: Annotated[
+        bool,
+        typer.Option(
+            "--force-restart", help="Restart even when nothing changed and the server is healthy."
+        ),
+    ] = False,
+    no_rollback: Annotated[
+        bool,
+        typer.Option(
+            "--no-rollback", help="On failure, leave it failed (stopped) instead of rolling back."
+        ),
+    ] = False,
     unit_dir: UnitDirOpt = None,
+    state_dir: StateDirOpt = None,
     user: UserOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -206,9 +232,12 @@ def up_cmd(
                 deployer.up(
                     spec,
                     unit_dir=unit_dir or _default_unit_dir(user),
+                    state_root=_state_root(state_dir),
                     user=user,
                     timeout_s=timeout,
                     preflight=not no_preflight,
+                    force_restart=force_restart,
+                    rollback=not no_rollback,
                     on_progress=progress,
                 )
             )
@@ -310,6 +339,15 @@ def _status_text(r: dict) -> str:
             if "avg_spec_accept_length" in s:
                 spec += f", accept length {s['avg_spec_accept_length']}"
         lines.append(f"  server:   {s.get('model_path')} tp={s.get('tp_size')}{spec}")
+    rel = r.get("release")
+    if rel:
+        lines.append(f"  release:  {rel['number']} ({rel['outcome']}, {rel['created']})")
+    intr = r.get("interrupted")
+    if intr:
+        lines.append(
+            f"  INTERRUPTED: a {intr.get('action')} by pid {intr.get('pid')} since {intr.get('since')} stopped at step "
+            f"{intr.get('step')}; run `deploy up` again to finish it"
+        )
     return "\n".join(lines)
 
 
@@ -340,6 +378,7 @@ def _deployment_name(profile: str) -> str:
 @app.command("down")
 def down_cmd(
     profile: ProfileArg,
+    state_dir: StateDirOpt = None,
     user: UserOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -351,13 +390,96 @@ def down_cmd(
     try:
         name = _deployment_name(profile)
         unit = f"sglang-{name}.service"
-        actions = asyncio.run(deployer.down(name, unit, user=user))
+        actions = asyncio.run(
+            deployer.down(name, unit, state_root=_state_root(state_dir), user=user)
+        )
     except DeployError as e:
         _fail(e)
     if as_json:
         _out({"profile": name, "unit": unit, "actions": actions})
     else:
         typer.echo("\n".join(actions))
+
+
+@app.command("history")
+def history_cmd(
+    profile: ProfileArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False
+) -> None:
+    """The releases of a deployment: number, time, outcome, diagnosis."""
+    from dataclasses import asdict
+
+    from orchestrator.releases import Store
+
+    try:
+        name = _deployment_name(profile)
+    except DeployError as e:
+        _fail(e)
+    store = Store(_state_root(state_dir), name)
+    rels = store.releases()
+    if as_json:
+        _out(
+            {
+                "profile": name,
+                "releases": [{k: v for k, v in asdict(r).items() if k != "units"} for r in rels],
+                "interrupted": store.interrupted(),
+            }
+        )
+        return
+    if not rels:
+        typer.echo(f"{name}: no releases in {store.dir}")
+        return
+    for r in rels:
+        extra = f" diagnosis={r.diagnosis}" if r.diagnosis else ""
+        note = (
+            f"  ({r.note})"
+            if r.note
+            else (f"  ({r.source})" if r.source.startswith("rollback") else "")
+        )
+        typer.echo(f"{r.number:4d}  {r.created}  {r.outcome:<11} {r.digest}{extra}{note}")
+
+
+@app.command("rollback")
+def rollback_cmd(
+    profile: ProfileArg,
+    to: Annotated[
+        int | None, typer.Option("--to", help="Release number (default: the last healthy one).")
+    ] = None,
+    unit_dir: UnitDirOpt = None,
+    state_dir: StateDirOpt = None,
+    user: UserOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Put back an earlier release's units, restart, and wait until healthy."""
+    import asyncio
+
+    from orchestrator import deployer, profiles
+    from orchestrator.ui import UpProgress
+
+    try:
+        spec = profiles.load(profile)
+        progress = None if as_json else UpProgress(spec.unit_name)
+        with progress if progress is not None else _nullcontext():
+            res = asyncio.run(
+                deployer.rollback(
+                    spec,
+                    unit_dir=unit_dir or _default_unit_dir(user),
+                    state_root=_state_root(state_dir),
+                    to=to,
+                    user=user,
+                    on_progress=progress,
+                )
+            )
+    except DeployError as e:
+        _fail(e)
+    if as_json:
+        _out(res)
+    else:
+        typer.echo(
+            f"{spec.unit_name}: rolled back to release {res['to_release']} (release {res['as_release']}): {res['outcome']}"
+        )
+        if res["diagnosis"]:
+            typer.echo(res["diagnosis"]["summary"])
+    raise typer.Exit(0 if res["outcome"] == "healthy" else 1)
 
 
 def _default_unit_dir(user: bool) -> Path:

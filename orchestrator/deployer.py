@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -41,6 +42,9 @@ class UpResult:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     diagnosis: Any = None  # orchestrator.diagnose.Diagnosis
     diagnosed_in_s: float | None = None
+    release: int | None = None
+    unchanged: bool = False
+    rollback: dict[str, Any] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -96,16 +100,17 @@ def diagnose_start(
     from orchestrator import diagnose, journal
 
     _sync_journal()
+
+    def settled(entries: list[Any]) -> bool:
+        # PID 1's own line about the exit can trail the process's last output by a moment.
+        return timed_out or any("Failed with result" in e.message for e in entries)
+
     entries = journal.read(unit, user=user, invocation=invocation) if invocation else []
-    if not timed_out and not any(
-        e.message.startswith(("Main process exited", "Failed with result")) for e in entries
-    ):
-        # PID 1's own lines about the exit can trail the process's last output by a moment.
-        for _ in range(10):
-            time.sleep(0.05)
-            entries = journal.read(unit, user=user, invocation=invocation) if invocation else []
-            if any(e.message.startswith("Failed with result") for e in entries):
-                break
+    for _ in range(10 if invocation else 0):
+        if settled(entries):
+            break
+        time.sleep(0.05)
+        entries = journal.read(unit, user=user, invocation=invocation)
     return diagnose.classify(
         entries,
         flags=dict(spec.server),
@@ -130,97 +135,276 @@ def _exit_status(st: Any) -> str | None:
     return f"{st.exec_main_status}/{name}"
 
 
+async def _healthy_now(url: str) -> bool:
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as c:
+            return (await c.get(url)).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@dataclass
+class _Start:
+    """How one start of the server went."""
+
+    outcome: Literal["healthy", "failed", "timeout"]
+    invocation_id: str
+    detail: str
+    phase: str | None
+    unit_state: dict[str, Any]
+    diagnosis: Any = None
+    diagnosed_in_s: float | None = None
+
+
+async def _start_and_wait(
+    sd: Any,
+    spec: Spec,
+    *,
+    user: bool,
+    deadline_s: float,
+    on_progress: Callable[[Any], None] | None,
+    actions: list[str],
+) -> _Start:
+    """reset-failed, restart, wait; on failure read the journal of that very start."""
+    from orchestrator.health import wait_until_healthy
+
+    for name in spec.unit_names:
+        await sd.reset_failed(name)
+    result = await sd.restart(spec.unit_name)
+    actions.append(f"restart {spec.unit_name}: job {result}")
+    st = await sd.state(spec.unit_name)
+    if result != "done":
+        return await _failed_before_start(spec, sd, result, st, user)
+    invocation = st.invocation_id
+    outcome = await wait_until_healthy(
+        sd,
+        spec.unit_name,
+        spec.health.url,
+        timeout_s=deadline_s,
+        on_progress=on_progress,
+        lines=_lines(spec, invocation, user),
+    )
+    start = _Start(
+        outcome=outcome.status,
+        invocation_id=invocation,
+        detail=outcome.detail,
+        phase=outcome.phase,
+        unit_state=asdict(outcome.unit) if outcome.unit else {},
+    )
+    if outcome.status == "healthy":
+        return start
+    t_fail = time.monotonic()
+    final = outcome.unit or st
+    start.diagnosis = await asyncio.to_thread(
+        diagnose_start,
+        spec,
+        spec.unit_name,
+        invocation,
+        user=user,
+        systemd_result=final.result if final else None,
+        exit_status=_exit_status(final),
+        timed_out=outcome.status == "timeout",
+    )
+    start.diagnosed_in_s = round(time.monotonic() - t_fail, 3)
+    return start
+
+
 async def up(
     spec: Spec,
     *,
     unit_dir: Path,
+    state_root: Path,
     user: bool = False,
     timeout_s: float | None = None,
     preflight: bool = True,
+    force_restart: bool = False,
+    rollback: bool = True,
     gpus: Any = None,
     on_progress: Callable[[Any], None] | None = None,
 ) -> UpResult:
+    """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
     from orchestrator import render
-    from orchestrator.health import wait_until_healthy
+    from orchestrator.releases import Store
     from orchestrator.systemd import Systemd, install_units
 
     t0 = time.monotonic()
-    warnings = _preflight(spec, gpus) if preflight else []
-    files = render.render(spec)
-    deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
-    async with await Systemd.connect(user=user) as sd:  # unreachable systemd: nothing written
-        changed = install_units(files, unit_dir)
-        actions = [f"installed {n}" for n in changed]
-        if changed:
-            await sd.reload()
-            actions.append("daemon-reload")
-        await sd.enable([spec.unit_name])
-        await sd.reset_failed(spec.unit_name)
-        for name in spec.unit_names[1:]:
-            await sd.reset_failed(name)
-        result = await sd.restart(spec.unit_name)
-        actions.append(f"restart {spec.unit_name}: job {result}")
-        st = await sd.state(spec.unit_name)
-        if result != "done":
-            return await _failed_before_start(
-                spec, sd, result, st, t0, changed, actions, warnings, user
+    store = Store(state_root, spec.name)
+    with store.lock("up"):
+        warnings = _preflight(spec, gpus) if preflight else []
+        files = render.render(spec)
+        deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
+        interrupted = store.interrupted()
+        async with await Systemd.connect(user=user) as sd:  # unreachable systemd: nothing written
+            res = UpResult(
+                profile=spec.name,
+                unit=spec.unit_name,
+                outcome="healthy",
+                elapsed_s=0.0,
+                warnings=warnings,
             )
-        invocation = st.invocation_id
-        outcome = await wait_until_healthy(
-            sd,
-            spec.unit_name,
-            spec.health.url,
-            timeout_s=deadline,
-            on_progress=on_progress,
-            lines=_lines(spec, invocation, user),
-        )
-        res = UpResult(
-            profile=spec.name,
-            unit=spec.unit_name,
-            outcome=outcome.status,
-            elapsed_s=round(time.monotonic() - t0, 3),
-            invocation_id=invocation,
-            changed=changed,
-            actions=actions,
-            detail=outcome.detail,
-            phase=outcome.phase,
-            unit_state=asdict(outcome.unit) if outcome.unit else {},
-            warnings=warnings,
-        )
-        if outcome.status == "healthy":
+            if interrupted:
+                res.actions.append(
+                    f"found an interrupted {interrupted.get('action')} (pid {interrupted.get('pid')}, since "
+                    f"{interrupted.get('since')}, at step {interrupted.get('step')}): redoing it"
+                )
+            installed = all(_read(unit_dir / n) == text for n, text in files.items())
+            if installed and not force_restart and not interrupted:
+                st = await sd.state(spec.unit_name)
+                if st.running and await _healthy_now(spec.health.url):
+                    res.outcome, res.unchanged = "healthy", True
+                    res.invocation_id = st.invocation_id
+                    res.detail = "unchanged: the installed units are the rendered ones and the server is healthy; nothing restarted"
+                    res.unit_state = asdict(st)
+                    res.elapsed_s = round(time.monotonic() - t0, 3)
+                    return res
+            rel = store.record(files, _spec_json(spec), spec.source)
+            res.release = rel.number
+            store.begin("up", release=rel.number, unit=spec.unit_name)
+            try:
+                store.step("install")
+                res.changed = install_units(files, unit_dir)
+                res.actions += [f"installed {n}" for n in res.changed]
+                if res.changed or interrupted:
+                    await sd.reload()
+                    res.actions.append("daemon-reload")
+                await sd.enable([spec.unit_name])
+                store.step("restart")
+                start = await _start_and_wait(
+                    sd,
+                    spec,
+                    user=user,
+                    deadline_s=deadline,
+                    on_progress=on_progress,
+                    actions=res.actions,
+                )
+                res.outcome, res.invocation_id, res.detail = (
+                    start.outcome,
+                    start.invocation_id,
+                    start.detail,
+                )
+                res.phase, res.unit_state = start.phase, start.unit_state
+                res.diagnosis, res.diagnosed_in_s = start.diagnosis, start.diagnosed_in_s
+                store.finish(
+                    rel,
+                    start.outcome,
+                    invocation_id=start.invocation_id,
+                    diagnosis=start.diagnosis.category if start.diagnosis is not None else None,
+                )
+                if start.outcome != "healthy":
+                    store.step("rollback")
+                    await _after_failure(
+                        sd,
+                        spec,
+                        store,
+                        rel,
+                        res,
+                        unit_dir=unit_dir,
+                        user=user,
+                        rollback=rollback,
+                        on_progress=on_progress,
+                    )
+            finally:
+                store.end()
+            res.elapsed_s = round(time.monotonic() - t0, 3)
             return res
-        t_fail = time.monotonic()
-        final = outcome.unit or st
-        res.diagnosis = await asyncio.to_thread(
-            diagnose_start,
-            spec,
-            spec.unit_name,
-            invocation,
-            user=user,
-            systemd_result=final.result if final else None,
-            exit_status=_exit_status(final),
-            timed_out=outcome.status == "timeout",
-        )
-        res.diagnosed_in_s = round(time.monotonic() - t_fail, 3)
-        # A broken start must not crash-loop (each try can cost a 10-minute load).
-        stop = await sd.stop(spec.unit_name)
-        res.actions.append(
-            f"stop {spec.unit_name}: job {stop} (no crash loop; fix and run up again)"
-        )
-        return res
 
 
-async def _failed_before_start(
-    spec: Spec,
+async def _after_failure(
     sd: Any,
-    result: str,
-    st: Any,
-    t0: float,
-    changed: list[str],
-    actions: list[str],
-    warnings: list[dict[str, Any]],
+    spec: Spec,
+    store: Any,
+    rel: Any,
+    res: UpResult,
+    *,
+    unit_dir: Path,
     user: bool,
-) -> UpResult:
+    rollback: bool,
+    on_progress: Callable[[Any], None] | None,
+) -> None:
+    """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
+    prev = store.last_healthy(exclude_digest=rel.digest) if rollback else None
+    if prev is None:
+        stop = await sd.stop(spec.unit_name)
+        why = "--no-rollback" if not rollback else "no earlier healthy release to roll back to"
+        res.actions.append(
+            f"stop {spec.unit_name}: job {stop} ({why}; no crash loop: fix and run up again)"
+        )
+        return
+    res.rollback = await rollback_to(
+        sd,
+        spec,
+        store,
+        prev,
+        unit_dir=unit_dir,
+        user=user,
+        on_progress=on_progress,
+        reason=f"release {rel.number} {rel.outcome}",
+    )
+
+
+async def rollback_to(
+    sd: Any,
+    spec: Spec,
+    store: Any,
+    prev: Any,
+    *,
+    unit_dir: Path,
+    user: bool,
+    on_progress: Callable[[Any], None] | None,
+    reason: str,
+) -> dict[str, Any]:
+    """Install release `prev`'s units, restart, wait; recorded as a release of its own."""
+    from orchestrator.systemd import install_units
+
+    files = prev.units
+    rel = store.record(files, {"rollback_to": prev.number}, f"rollback to release {prev.number}")
+    actions: list[str] = []
+    changed = install_units(files, unit_dir)
+    if changed:
+        await sd.reload()
+    start = await _start_and_wait(
+        sd,
+        spec,
+        user=user,
+        deadline_s=float(spec.health.startup_timeout_s),
+        on_progress=on_progress,
+        actions=actions,
+    )
+    store.finish(
+        rel,
+        start.outcome,
+        invocation_id=start.invocation_id,
+        note=f"rollback to release {prev.number} after {reason}",
+    )
+    if start.outcome != "healthy":
+        await sd.stop(spec.unit_name)
+        actions.append(f"stop {spec.unit_name}: the rollback failed too")
+    return {
+        "to_release": prev.number,
+        "as_release": rel.number,
+        "outcome": start.outcome,
+        "detail": start.detail,
+        "invocation_id": start.invocation_id,
+        "installed": changed,
+        "actions": actions,
+        "diagnosis": start.diagnosis.to_json() if start.diagnosis is not None else None,
+    }
+
+
+def _spec_json(spec: Spec) -> dict[str, Any]:
+    return json.loads(json.dumps(asdict(spec), default=dict))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+async def _failed_before_start(spec: Spec, sd: Any, result: str, st: Any, user: bool) -> _Start:
     """The restart job itself failed: the check oneshot failed ("dependency") or systemd
     refused (start limit). Diagnose from the unit that failed."""
     unit = spec.unit_name
@@ -229,6 +413,7 @@ async def _failed_before_start(
         unit, failed = spec.check_unit_name, check
     else:
         failed = st
+    t = time.monotonic()
     diag = await asyncio.to_thread(
         diagnose_start,
         spec,
@@ -239,19 +424,14 @@ async def _failed_before_start(
         exit_status=_exit_status(failed),
         timed_out=False,
     )
-    return UpResult(
-        profile=spec.name,
-        unit=spec.unit_name,
+    return _Start(
         outcome="failed",
-        elapsed_s=round(time.monotonic() - t0, 3),
         invocation_id=failed.invocation_id,
-        changed=changed,
-        actions=actions,
         detail=f"the start job ended '{result}' ({unit}: {failed.active_state}/{failed.sub_state}, result {failed.result})",
+        phase=None,
         unit_state=asdict(failed),
-        warnings=warnings,
         diagnosis=diag,
-        diagnosed_in_s=0.0,
+        diagnosed_in_s=round(time.monotonic() - t, 3),
     )
 
 
@@ -329,7 +509,7 @@ def _server_facts(info: Any) -> dict[str, Any]:
 
 
 async def status(
-    unit_dir: Path, *, user: bool = False, only: str | None = None
+    unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> list[dict[str, Any]]:
     import httpx
 
@@ -368,18 +548,83 @@ async def status(
                     "detail": "healthy" if code == 200 else (f"{code} {words}" if code else words),
                 },
                 "server": _server_facts(info) if icode == 200 else {},
+                **_state_facts(state_root, d.name),
             }
 
         return list(await asyncio.gather(*(one(d) for d in deps)))
 
 
-async def down(spec_name: str, unit: str, *, user: bool = False) -> list[str]:
+def _state_facts(state_root: Path | None, name: str) -> dict[str, Any]:
+    if state_root is None:
+        return {}
+    from orchestrator.releases import Store
+
+    store = Store(state_root, name)
+    latest = store.latest()
+    return {
+        "release": {"number": latest.number, "outcome": latest.outcome, "created": latest.created}
+        if latest
+        else None,
+        "interrupted": store.interrupted(),
+    }
+
+
+async def down(name: str, unit: str, *, state_root: Path, user: bool = False) -> list[str]:
+    from orchestrator.releases import Store
     from orchestrator.systemd import Systemd
 
-    async with await Systemd.connect(user=user) as sd:
-        result = await sd.stop(unit)
-        await sd.disable([unit])
-        return [f"stop {unit}: job {result}", f"disabled {unit} (unit files kept)"]
+    with Store(state_root, name).lock("down"):
+        async with await Systemd.connect(user=user) as sd:
+            result = await sd.stop(unit)
+            await sd.disable([unit])
+            return [f"stop {unit}: job {result}", f"disabled {unit} (unit files kept)"]
+
+
+async def rollback(
+    spec: Spec,
+    *,
+    unit_dir: Path,
+    state_root: Path,
+    to: int | None = None,
+    user: bool = False,
+    on_progress: Callable[[Any], None] | None = None,
+) -> dict[str, Any]:
+    """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
+    what is installed now."""
+    from orchestrator import render
+    from orchestrator.errors import InputError
+    from orchestrator.releases import Store, digest
+    from orchestrator.systemd import Systemd
+
+    store = Store(state_root, spec.name)
+    with store.lock("rollback"):
+        installed = {n: _read(unit_dir / n) or "" for n in render.render(spec)}
+        target = (
+            store.get(to)
+            if to is not None
+            else store.last_healthy(exclude_digest=digest(installed))
+        )
+        if target is None:
+            raise InputError(
+                f"{spec.name} has no earlier healthy release to roll back to",
+                field="--to",
+                fix=f"pick a release from `deploy history {spec.name}` with --to N",
+            )
+        async with await Systemd.connect(user=user) as sd:
+            store.begin("rollback", release=target.number, unit=spec.unit_name)
+            try:
+                return await rollback_to(
+                    sd,
+                    spec,
+                    store,
+                    target,
+                    unit_dir=unit_dir,
+                    user=user,
+                    on_progress=on_progress,
+                    reason="deploy rollback",
+                )
+            finally:
+                store.end()
 
 
 def summarize(state: Mapping[str, Any]) -> str:

@@ -16,7 +16,9 @@ def _check_name(name: str) -> None:
         raise ValueError(f"bad unit file name: {name!r}")
 
 
-def write_atomically(files: Mapping[str, str], directory: Path, mode: int = 0o644) -> list[str]:
+def write_atomically(
+    files: Mapping[str, str], directory: Path, mode: int = 0o644, *, field: str = "--unit-dir"
+) -> list[str]:
     """Write every file into `directory`: all temp files first (same dir, fsynced), then one
     rename each, then fsync the directory. Returns the names whose content changed; unchanged
     files are left alone. If anything fails before the renames, nothing is changed."""
@@ -30,8 +32,8 @@ def write_atomically(files: Mapping[str, str], directory: Path, mode: int = 0o64
     except OSError as e:
         raise InputError(
             f"cannot create the directory {directory}: {e.strerror}",
-            field="--unit-dir",
-            fix="run as root for /etc/systemd/system, or choose a directory you can write",
+            field=field,
+            fix=f"run as root, or choose a directory you can write with {field}",
         ) from None
     temps: dict[str, str] = {}
     try:
@@ -48,9 +50,9 @@ def write_atomically(files: Mapping[str, str], directory: Path, mode: int = 0o64
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise InputError(
-            f"cannot write unit files in {directory}: {e.strerror}; nothing was changed",
-            field="--unit-dir",
-            fix="run as root for /etc/systemd/system, or choose a directory you can write",
+            f"cannot write files in {directory}: {e.strerror}; nothing was changed",
+            field=field,
+            fix=f"run as root, or choose a directory you can write with {field}",
         ) from None
     for name, tmp in temps.items():
         os.replace(tmp, directory / name)

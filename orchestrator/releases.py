@@ -1,0 +1,226 @@
+"""Releases, the in-flight marker and the deployment lock, under the state dir.
+
+    <state_dir>/<name>/
+        lock                      flock()ed by the running up/down/rollback; holds "pid time"
+        inflight.json             written before a change, removed after: its presence means
+                                  an up was interrupted (and says at which step)
+        releases/<N>/release.json number, time, profile source, digest, outcome, ...
+        releases/<N>/profile.json the validated spec as it was applied
+        releases/<N>/units/*      the rendered unit files
+
+Every file is written atomically (temp + fsync + rename).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import InputError, LockedError
+from orchestrator.files import write_atomically
+
+DEFAULT_STATE_DIR = Path("/var/lib/deploy")
+
+
+def state_dir(explicit: Path | None = None) -> Path:
+    if explicit is not None:
+        return explicit
+    env = os.environ.get("DEPLOY_STATE_DIR")
+    return Path(env) if env else DEFAULT_STATE_DIR
+
+
+def digest(files: Mapping[str, str]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class Release:
+    number: int
+    created: str
+    source: str
+    digest: str
+    outcome: str = "pending"  # pending | healthy | failed | timeout | interrupted | rolled-back
+    finished: str | None = None
+    invocation_id: str = ""
+    diagnosis: str | None = None  # category id
+    note: str = ""
+    units: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+def _atomic_json(path: Path, data: Any) -> None:
+    write_atomically(
+        {path.name: json.dumps(data, indent=1, sort_keys=True) + "\n"}, path.parent, mode=0o600
+    )
+
+
+class Store:
+    """The state of one deployment."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.dir = root / name
+        self.name = name
+
+    # -- releases ---------------------------------------------------------------------------
+
+    def _rdir(self, n: int) -> Path:
+        return self.dir / "releases" / f"{n:04d}"
+
+    def releases(self) -> list[Release]:
+        base = self.dir / "releases"
+        out = []
+        if not base.is_dir():
+            return out
+        for d in sorted(base.iterdir()):
+            meta = d / "release.json"
+            try:
+                data = json.loads(meta.read_text())
+            except (OSError, ValueError):
+                continue
+            out.append(
+                Release(**{k: v for k, v in data.items() if k in Release.__dataclass_fields__})
+            )
+        return out
+
+    def get(self, n: int) -> Release:
+        for r in self.releases():
+            if r.number == n:
+                r.units = self.units(n)
+                return r
+        raise InputError(
+            f"{self.name} has no release {n}",
+            field="--to",
+            fix=f"pick one listed by `deploy history {self.name}`",
+        )
+
+    def units(self, n: int) -> dict[str, str]:
+        d = self._rdir(n) / "units"
+        return {p.name: p.read_text() for p in sorted(d.iterdir())} if d.is_dir() else {}
+
+    def last_healthy(self, exclude_digest: str | None = None) -> Release | None:
+        for r in reversed(self.releases()):
+            if r.outcome == "healthy" and r.digest != exclude_digest:
+                r.units = self.units(r.number)
+                return r
+        return None
+
+    def latest(self) -> Release | None:
+        rs = self.releases()
+        return rs[-1] if rs else None
+
+    def record(
+        self, files: Mapping[str, str], spec_json: Mapping[str, Any], source: str
+    ) -> Release:
+        rs = self.releases()
+        n = (rs[-1].number + 1) if rs else 1
+        rel = Release(number=n, created=now_iso(), source=source, digest=digest(files))
+        d = self._rdir(n)
+        write_atomically(dict(files), d / "units", field="--state-dir")
+        _atomic_json(d / "profile.json", spec_json)
+        self.save(rel)
+        return rel
+
+    def save(self, rel: Release) -> None:
+        data = asdict(rel)
+        data.pop("units")
+        _atomic_json(self._rdir(rel.number) / "release.json", data)
+
+    def finish(self, rel: Release, outcome: str, **kw: Any) -> None:
+        rel.outcome = outcome
+        rel.finished = now_iso()
+        for k, v in kw.items():
+            setattr(rel, k, v)
+        self.save(rel)
+
+    # -- in-flight marker -----------------------------------------------------------------
+
+    def begin(self, action: str, **info: Any) -> None:
+        _atomic_json(
+            self.dir / "inflight.json",
+            {"action": action, "pid": os.getpid(), "since": now_iso(), "step": "start", **info},
+        )
+
+    def step(self, step: str) -> None:
+        path = self.dir / "inflight.json"
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return
+        data["step"] = step
+        _atomic_json(path, data)
+
+    def end(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.dir / "inflight.json").unlink()
+
+    def interrupted(self) -> dict[str, Any] | None:
+        """The marker of an up/rollback that did not finish (its process is gone)."""
+        try:
+            data = json.loads((self.dir / "inflight.json").read_text())
+        except (OSError, ValueError):
+            return None
+        pid = int(data.get("pid", 0))
+        if pid and pid != os.getpid() and _alive(pid):
+            return None  # still running, not interrupted
+        return data
+
+    # -- lock -----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self, action: str) -> Iterator[None]:
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise InputError(
+                f"cannot use the state dir {self.dir}: {e.strerror}",
+                field="--state-dir",
+                fix="run as root for /var/lib/deploy, or pass --state-dir (or DEPLOY_STATE_DIR) with a directory you can write",
+            ) from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode(errors="replace").split()
+                pid = holder[0] if holder else "?"
+                since = holder[1] if len(holder) > 1 else "?"
+                what = holder[2] if len(holder) > 2 else "a deploy"
+                raise LockedError(
+                    f"{self.name} is locked by pid {pid} since {since} ({what} running)",
+                    field="PROFILE",
+                    fix="wait for it to finish, or stop that process; a second up/down/rollback of one deployment never runs at once",
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {now_iso()} {action}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the flock
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def age_s(iso: str) -> float:
+    return time.time() - datetime.fromisoformat(iso).timestamp()
