@@ -48,7 +48,7 @@ def default_attention_backend(gpu: GpuKind | None, attention: str | None) -> str
     None where it depends on more than we know."""
     if gpu is None or attention != "mla":
         return None
-    if gpu.blackwell:
+    if gpu.blackwell and gpu.sm // 10 == 10:  # sm_100/sm_103 (B200, B300); not RTX sm_120
         return "trtllm_mla"
     if gpu.family == "hopper":
         return "fa3"

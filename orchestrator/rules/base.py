@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.hardware import FORCED_PAGE_SIZE, GpuKind, default_attention_backend
 from orchestrator.spec import Spec
+
+if TYPE_CHECKING:
+    from orchestrator.gpus import GpuReport
 
 Severity = Literal["error", "warning", "info"]
 
@@ -58,6 +61,7 @@ class Context:
     draft: ModelInfo
     on_box: bool = False
     notes: dict[str, str] = field(default_factory=dict)
+    gpus: GpuReport | None = None  # NVML's view of this machine; None when not probed
 
     def is_set(self, key: str) -> bool:
         return key in self.spec.server
