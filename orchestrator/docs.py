@@ -26,9 +26,18 @@ def preflight_markdown() -> str:
         "that SGLang itself accepts but that cannot be right; their messages say so.",
         "",
     ]
-    sections = {"speculative": "Speculative decoding", "models": "Checkpoints", "hardware": "Hardware"}
+    sections = {
+        "speculative": "Speculative decoding",
+        "models": "Checkpoints",
+        "hardware": "Hardware",
+    }
     for key, title in sections.items():
-        lines += [f"## {title}", "", "| rule id | what it checks | where SGLang stands |", "|---|---|---|"]
+        lines += [
+            f"## {title}",
+            "",
+            "| rule id | what it checks | where SGLang stands |",
+            "|---|---|---|",
+        ]
         for r in RULES:
             if r.section == key:
                 ids = "<br>".join(f"`{i}`" for i in r.ids)

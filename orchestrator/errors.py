@@ -21,7 +21,10 @@ class DeployError(Exception):
 
     def paragraph(self) -> str:
         """One paragraph: what is wrong, which field, what to change."""
-        parts = [self.message.rstrip(".") + "."]
+        msg = self.message.rstrip(".")
+        if self.field and self.field not in msg:
+            msg = f"{self.field}: {msg}"
+        parts = [msg + "."]
         if self.fix:
             parts.append("Fix: " + self.fix.rstrip(".") + ".")
         return " ".join(parts)

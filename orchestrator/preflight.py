@@ -16,14 +16,21 @@ from typing import Any
 
 from orchestrator.errors import InputError
 from orchestrator.flags import table
+from orchestrator.gpus import GpuReport
 from orchestrator.hardware import KINDS
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
+from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
 from orchestrator.rules.base import Context, Finding, Rule
 from orchestrator.spec import Spec
 
-RULES: tuple[Rule, ...] = (*spec_rules.RULES, *model_rules.RULES, *gpu_rules.RULES)
+RULES: tuple[Rule, ...] = (
+    *spec_rules.RULES,
+    *model_rules.RULES,
+    *gpu_rules.RULES,
+    *secret_rules.RULES,
+)
 
 
 @dataclass(frozen=True)
@@ -76,15 +83,35 @@ class Report:
         }
 
 
-def context(spec: Spec, *, gpu: str | None = None, on_box: bool = False) -> Context:
+def context(
+    spec: Spec, *, gpu: str | None = None, on_box: bool = False, gpus: GpuReport | None = None
+) -> Context:
+    """The Context the rules read. The GPU kind they judge for: `--gpu` (explicit) wins, else
+    what NVML sees (`gpus`, from `orchestrator.gpus.probe()`; None = not probed), else the
+    profile's `[hardware] gpu`. NVML's view is judged as the target unless `--gpu` names
+    another kind off the box (then the GPUs themselves are not checked: gpu-mismatch says so)."""
     args = {**table().defaults(), **spec.server}
-    kind_name = gpu or spec.hardware.gpu
-    if kind_name is not None and kind_name not in KINDS:
-        raise InputError(
-            f"--gpu {kind_name!r} is not a GPU deploy knows",
-            field="--gpu",
-            fix=f"use one of {', '.join(KINDS)}",
-        )
+    for name, where in ((gpu, "--gpu"), (spec.hardware.gpu, "[hardware] gpu")):
+        if name is not None and name not in KINDS:
+            raise InputError(
+                f"{where} {name!r} is not a GPU deploy knows",
+                field=where,
+                fix=f"use one of {', '.join(KINDS)}",
+            )
+    nvml, _ = gpu_rules.nvml_kind(spec, args, gpus)
+    probed = gpus is not None and gpus.available
+    target = probed and (on_box or gpu is None or (nvml is not None and nvml.name == gpu))
+    if gpu:
+        kind, source = KINDS[gpu], "--gpu"
+    elif target and nvml is not None:
+        kind, source = nvml, "NVML"
+    elif spec.hardware.gpu:
+        kind, source = KINDS[spec.hardware.gpu], "[hardware] gpu"
+    else:
+        kind, source = None, ""
+    notes = {"gpu_source": source, "nvml_target": "1" if target else ""}
+    if gpu:
+        notes["gpu_asked"] = gpu
     m = spec.model
     base = model_rules.model_info(
         spec.server.get("model_path"),
@@ -104,15 +131,19 @@ def context(spec: Spec, *, gpu: str | None = None, on_box: bool = False) -> Cont
     return Context(
         spec=spec,
         args=args,
-        gpu=KINDS.get(kind_name) if kind_name else None,
+        gpu=kind,
         base=base,
         draft=draft,
         on_box=on_box,
+        notes=notes,
+        gpus=gpus,
     )
 
 
-def run(spec: Spec, *, gpu: str | None = None, on_box: bool = False) -> Report:
-    ctx = context(spec, gpu=gpu, on_box=on_box)
+def run(
+    spec: Spec, *, gpu: str | None = None, on_box: bool = False, gpus: GpuReport | None = None
+) -> Report:
+    ctx = context(spec, gpu=gpu, on_box=on_box, gpus=gpus)
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.check(ctx))
@@ -126,6 +157,8 @@ def run(spec: Spec, *, gpu: str | None = None, on_box: bool = False) -> Report:
         "attention_backend": {"value": backend, "set_by": backend_who},
         "page_size": {"value": page, "set_by": page_who},
         "gpu": ctx.gpu.name if ctx.gpu else None,
+        "gpu_source": ctx.notes.get("gpu_source") or None,
+        "nvml": gpus.to_json() if gpus is not None else None,
         "base_model": {
             "source": ctx.base.source,
             "state": ctx.base.state,

@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from orchestrator.errors import UnsafeValueError
 from orchestrator.hardware import KINDS
 from orchestrator.rules.models import HUB_ID
-from orchestrator.spec import Spec
+from orchestrator.spec import EnvRef, Spec
 
 SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -53,7 +53,10 @@ def sd_comment(value: object) -> str:
 
 def sd_exec_word(value: object) -> str:
     """One word of an Exec*= command line: quoted when needed, % and $ doubled so systemd
-    neither expands specifiers nor environment variables in it."""
+    neither expands specifiers nor environment variables in it (except an EnvRef, which is
+    there to be expanded: its name is a checked identifier)."""
+    if isinstance(value, EnvRef):
+        return str(value)
     s = _refuse_control(str(value))
     out = s.replace("%", "%%").replace("$", "$$")
     if SAFE_WORD.match(s):

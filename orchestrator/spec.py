@@ -31,6 +31,8 @@ class UnitConfig:
     limit_nofile: int = 1048576
     timeout_stop_s: int = 120
     check_models: bool = True
+    api_key_env: str | None = None  # passed as --api-key ${NAME}, defined in environment_file
+    admin_api_key_env: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,24 @@ class Spec:
     def speculative(self) -> bool:
         return bool(self.server.get("speculative_algorithm"))
 
-    def argv(self) -> list[str]:
-        """The server's full command line, exactly as the unit runs it."""
+    def argv(self) -> list[Any]:
+        """The server's full command line, exactly as the unit runs it. Secrets appear only
+        as `EnvRef`s that systemd expands from the environment file at start."""
         from orchestrator.flags import to_argv
 
-        return [self.unit.python, "-m", self.unit.module, *to_argv(self.server)]
+        argv: list[Any] = [self.unit.python, "-m", self.unit.module, *to_argv(self.server)]
+        if self.unit.api_key_env:
+            argv += ["--api-key", EnvRef(self.unit.api_key_env)]
+        if self.unit.admin_api_key_env:
+            argv += ["--admin-api-key", EnvRef(self.unit.admin_api_key_env)]
+        return argv
+
+
+@dataclass(frozen=True)
+class EnvRef:
+    """An environment variable systemd substitutes in ExecStart= (`${NAME}`)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return "${" + self.name + "}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,12 @@ TREE_OK = {
 NO_STEPS = ["server.speculative_num_steps"]
 
 
-def report(tmp_path: Path, *, gpu: str | None = None, on_box: bool = False, **data: Any) -> preflight.Report:
-    return preflight.run(profiles.load(str(write_profile(tmp_path, **data))), gpu=gpu, on_box=on_box)
+def report(
+    tmp_path: Path, *, gpu: str | None = None, on_box: bool = False, **data: Any
+) -> preflight.Report:
+    return preflight.run(
+        profiles.load(str(write_profile(tmp_path, **data))), gpu=gpu, on_box=on_box
+    )
 
 
 def ids(r: preflight.Report, severity: str = "error") -> set[str]:
@@ -32,22 +37,59 @@ def ids(r: preflight.Report, severity: str = "error") -> set[str]:
 
 # (rule id, profile data that trips it, profile data for the nearest accepted config)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
-    ("spec-unknown-algorithm", {"server": {"speculative_algorithm": "EAGLE4"}}, {"server": {"speculative_algorithm": "eagle3"}}),
+    (
+        "spec-unknown-algorithm",
+        {"server": {"speculative_algorithm": "EAGLE4"}},
+        {"server": {"speculative_algorithm": "eagle3"}},
+    ),
     (
         "spec-params-need-num-steps",
-        {"unset": NO_STEPS, "server": {"speculative_eagle_topk": 4, "speculative_num_draft_tokens": 3}},
-        {"unset": [*NO_STEPS, "server.speculative_eagle_topk", "server.speculative_num_draft_tokens"]},
+        {
+            "unset": NO_STEPS,
+            "server": {"speculative_eagle_topk": 4, "speculative_num_draft_tokens": 3},
+        },
+        {
+            "unset": [
+                *NO_STEPS,
+                "server.speculative_eagle_topk",
+                "server.speculative_num_draft_tokens",
+            ]
+        },
     ),
     (
         "spec-num-steps-needs-topk",
         {"unset": ["server.speculative_eagle_topk", "server.speculative_num_draft_tokens"]},
-        {"server": {"speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}},
+        {
+            "server": {
+                "speculative_num_steps": 3,
+                "speculative_eagle_topk": 1,
+                "speculative_num_draft_tokens": 4,
+            }
+        },
     ),
-    ("spec-values-positive", {"server": {"speculative_num_steps": 0}}, {"server": {"speculative_num_steps": 1, "speculative_num_draft_tokens": 2}}),
+    (
+        "spec-values-positive",
+        {"server": {"speculative_num_steps": 0}},
+        {"server": {"speculative_num_steps": 1, "speculative_num_draft_tokens": 2}},
+    ),
     (
         "spec-draft-tokens-range",
-        {"server": {**TREE_OK, "speculative_num_steps": 2, "speculative_eagle_topk": 2, "speculative_num_draft_tokens": 8}},
-        {"server": {**TREE_OK, "speculative_num_steps": 2, "speculative_eagle_topk": 2, "speculative_num_draft_tokens": 7}},
+        {
+            "server": {
+                **TREE_OK,
+                "speculative_num_steps": 2,
+                "speculative_eagle_topk": 2,
+                "speculative_num_draft_tokens": 8,
+            }
+        },
+        {
+            "server": {
+                **TREE_OK,
+                "speculative_num_steps": 2,
+                "speculative_eagle_topk": 2,
+                "speculative_num_draft_tokens": 7,
+            }
+        },
     ),
     (
         "spec-tree-page-size-backend",
@@ -57,7 +99,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     (
         "spec-trtllm-mha-topk",
         {"server": {**TREE_OK, "attention_backend": "trtllm_mha", "page_size": 1}},
-        {"server": {"attention_backend": "trtllm_mha", "page_size": 64, "speculative_eagle_topk": 1}},
+        {
+            "server": {
+                "attention_backend": "trtllm_mha",
+                "page_size": 64,
+                "speculative_eagle_topk": 1,
+            }
+        },
     ),
     (
         "spec-rejection-sampling",
@@ -66,21 +114,41 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ),
     (
         "spec-dp-attention",
-        {"server": {"speculative_algorithm": "NGRAM", "attn_dp_size": 2, "attention_backend": "flashinfer"}},
+        {
+            "server": {
+                "speculative_algorithm": "NGRAM",
+                "attn_dp_size": 2,
+                "attention_backend": "flashinfer",
+            }
+        },
         {"server": {"speculative_algorithm": "NGRAM", "attention_backend": "flashinfer"}},
     ),
-    ("spec-ngram-page-size", {"server": {"speculative_algorithm": "NGRAM"}}, {"server": {"speculative_algorithm": "NGRAM", "attention_backend": "flashinfer"}}),
-    ("spec-pp-eagle3", {"server": {"tp_size": 4, "pp_size": 2}}, {"server": {"tp_size": 8, "pp_size": 1}}),
+    (
+        "spec-ngram-page-size",
+        {"server": {"speculative_algorithm": "NGRAM"}},
+        {"server": {"speculative_algorithm": "NGRAM", "attention_backend": "flashinfer"}},
+    ),
+    (
+        "spec-pp-eagle3",
+        {"server": {"tp_size": 4, "pp_size": 2}},
+        {"server": {"tp_size": 8, "pp_size": 1}},
+    ),
     ("eagle-needs-draft-model", {"unset": ["server.speculative_draft_model_path"]}, {}),
     ("draft-attention-backend", {"unset": ["server.speculative_draft_attention_backend"]}, {}),
     ("tp-divides-heads", {"server": {"tp_size": 6}}, {"server": {"tp_size": 8}}),
     ("gpus-for-tp", {"server": {"tp_size": 16}}, {"server": {"tp_size": 8}}),
-    ("trtllm-mla-needs-blackwell", {"server": {"attention_backend": "trtllm_mla"}, "hardware": {"gpu": "h200"}}, {"server": {"attention_backend": "trtllm_mla"}}),
+    (
+        "trtllm-mla-needs-blackwell",
+        {"server": {"attention_backend": "trtllm_mla"}, "hardware": {"gpu": "h200"}},
+        {"server": {"attention_backend": "trtllm_mla"}},
+    ),
 ]
 
 
 @pytest.mark.parametrize(("rule", "bad", "good"), CASES, ids=[c[0] for c in CASES])
-def test_rule_rejects_and_accepts(tmp_path: Path, rule: str, bad: dict[str, Any], good: dict[str, Any]) -> None:
+def test_rule_rejects_and_accepts(
+    tmp_path: Path, rule: str, bad: dict[str, Any], good: dict[str, Any]
+) -> None:
     rejected = report(tmp_path, name="bad", **bad)
     assert rule in ids(rejected), rejected.findings
     assert not rejected.ok
@@ -93,8 +161,22 @@ def test_rule_rejects_and_accepts(tmp_path: Path, rule: str, bad: dict[str, Any]
 
 def test_every_rule_has_a_case() -> None:
     covered = {c[0] for c in CASES} | {
-        "spec-topk1-draft-tokens", "model-path-missing", "model-config-unreadable", "model-path-hub",
-        "drafter-hidden-size", "drafter-architecture", "gpu-unknown",
+        "spec-topk1-draft-tokens",
+        "model-path-missing",
+        "model-config-unreadable",
+        "model-path-hub",
+        "drafter-hidden-size",
+        "drafter-architecture",
+        "gpu-unknown",
+        "environment-file",
+        # NVML-backed rules: their bad and good cases are in tests/test_gpus.py
+        "gpu-count",
+        "gpu-mixed",
+        "gpu-free-memory",
+        "gpu-busy",
+        "gpu-mismatch",
+        "gpu-unnamed",
+        "nvml-unavailable",
     }
     assert {i for r in RULES for i in r.ids} == covered
 
@@ -111,11 +193,25 @@ def test_seed_config_is_rejected_with_the_fix(tmp_path: Path) -> None:
     }
     r = report(tmp_path, **seed)
     f = next(f for f in r.errors if f.rule == "spec-params-need-num-steps")
-    assert "speculative_num_steps is unset while --speculative-eagle-topk 4 and --speculative-num-draft-tokens 3 are set" in f.message
+    assert (
+        "speculative_num_steps is unset while --speculative-eagle-topk 4 and --speculative-num-draft-tokens 3 are set"
+        in f.message
+    )
     assert f.fix == "set --speculative-num-steps (and keep the three consistent) or drop both"
     # The second wrong guess: remove top-k alone. Still refused, for the same reason.
     path = write_profile(tmp_path, name="seed", **seed)
-    r2 = preflight.run(profiles.load(str(write_profile(tmp_path, name="seed2", extends=str(path), unset=["server.speculative_eagle_topk"]))))
+    r2 = preflight.run(
+        profiles.load(
+            str(
+                write_profile(
+                    tmp_path,
+                    name="seed2",
+                    extends=str(path),
+                    unset=["server.speculative_eagle_topk"],
+                )
+            )
+        )
+    )
     f2 = next(f for f in r2.errors if f.rule == "spec-params-need-num-steps")
     assert "--speculative-num-draft-tokens 3 is set" in f2.message
     assert "set --speculative-num-steps" in f2.fix
@@ -138,11 +234,21 @@ def test_topk1_draft_tokens_is_a_warning(tmp_path: Path) -> None:
     r = report(tmp_path, server={"speculative_num_draft_tokens": 6})
     assert r.ok
     assert "spec-topk1-draft-tokens" in ids(r, "warning")
-    assert "steps + 1 = 4" in next(f.message for f in r.findings if f.rule == "spec-topk1-draft-tokens")
+    assert "steps + 1 = 4" in next(
+        f.message for f in r.findings if f.rule == "spec-topk1-draft-tokens"
+    )
 
 
 def test_draft_tokens_below_steps_is_a_warning(tmp_path: Path) -> None:
-    r = report(tmp_path, server={**TREE_OK, "speculative_num_steps": 5, "speculative_eagle_topk": 2, "speculative_num_draft_tokens": 3})
+    r = report(
+        tmp_path,
+        server={
+            **TREE_OK,
+            "speculative_num_steps": 5,
+            "speculative_eagle_topk": 2,
+            "speculative_num_draft_tokens": 3,
+        },
+    )
     assert "spec-draft-tokens-range" in ids(r, "warning")
 
 
@@ -159,15 +265,31 @@ def test_tree_config_is_fine_on_hopper_default(tmp_path: Path) -> None:
 
 
 def test_unknown_gpu_says_what_was_not_checked(tmp_path: Path) -> None:
-    r = report(tmp_path, server={**TREE_OK, "attention_backend": "", "speculative_draft_attention_backend": "flashinfer"}, unset=["hardware.gpu"])
+    r = report(
+        tmp_path,
+        server={
+            **TREE_OK,
+            "attention_backend": "",
+            "speculative_draft_attention_backend": "flashinfer",
+        },
+        unset=["hardware.gpu"],
+    )
     assert "gpu-unknown" in ids(r, "info")
     assert "spec-tree-page-size-backend" in ids(r, "warning")
     # --gpu fills in what the profile leaves open
-    r2 = report(tmp_path, name="q", gpu="b200", server={**TREE_OK, "attention_backend": ""}, unset=["hardware.gpu"])
+    r2 = report(
+        tmp_path,
+        name="q",
+        gpu="b200",
+        server={**TREE_OK, "attention_backend": ""},
+        unset=["hardware.gpu"],
+    )
     assert "spec-tree-page-size-backend" in ids(r2)
 
 
-def _models(tmp_path: Path, base: dict[str, Any] | None = None, draft: dict[str, Any] | None = None) -> dict[str, Any]:
+def _models(
+    tmp_path: Path, base: dict[str, Any] | None = None, draft: dict[str, Any] | None = None
+) -> dict[str, Any]:
     b = checkpoint(tmp_path / "base", base or KIMI_K26_CONFIG)
     d = checkpoint(tmp_path / "draft", draft or EAGLE3_DRAFTER_CONFIG)
     return {"server": {"model_path": str(b), "speculative_draft_model_path": str(d)}}
@@ -193,7 +315,9 @@ def test_unreadable_config(tmp_path: Path) -> None:
 
 
 def test_drafter_hidden_size_mismatch(tmp_path: Path) -> None:
-    data = _models(tmp_path, draft={**EAGLE3_DRAFTER_CONFIG, "hidden_size": 4096, "target_hidden_size": 4096})
+    data = _models(
+        tmp_path, draft={**EAGLE3_DRAFTER_CONFIG, "hidden_size": 4096, "target_hidden_size": 4096}
+    )
     r = report(tmp_path, **data)
     f = next(f for f in r.errors if f.rule == "drafter-hidden-size")
     assert "4096" in f.message and "7168" in f.message
@@ -205,7 +329,12 @@ def test_drafter_architecture(tmp_path: Path) -> None:
 
 
 def test_mla_drafter_needs_no_draft_backend(tmp_path: Path) -> None:
-    mla = {**EAGLE3_DRAFTER_CONFIG, "architectures": ["Eagle3DeepseekV2ForCausalLM"], "q_lora_rank": 1536, "kv_lora_rank": 512}
+    mla = {
+        **EAGLE3_DRAFTER_CONFIG,
+        "architectures": ["Eagle3DeepseekV2ForCausalLM"],
+        "q_lora_rank": 1536,
+        "kv_lora_rank": 512,
+    }
     data = _models(tmp_path, draft=mla)
     r = report(tmp_path, unset=["server.speculative_draft_attention_backend"], **data)
     assert "draft-attention-backend" not in ids(r)
@@ -220,3 +349,22 @@ def test_rule_ids_unique_and_documented() -> None:
     all_ids = [i for r in RULES for i in r.ids]
     assert len(all_ids) == len(set(all_ids))
     assert all(r.doc and r.sglang for r in RULES)
+
+
+def test_environment_file_must_be_private(tmp_path: Path) -> None:
+    env = tmp_path / "secrets.env"
+    data = {"unit": {"environment_file": str(env)}}
+    missing = report(tmp_path, on_box=True, **data)
+    assert "environment-file" in ids(missing)
+    assert "environment-file" in ids(report(tmp_path, name="off", **data), "warning")
+    env.write_text("HF_TOKEN=hf_x\n")
+    env.chmod(0o644)
+    loose = report(tmp_path, on_box=True, **data)
+    f = next(f for f in loose.errors if f.rule == "environment-file")
+    assert "0644" in f.message and f.fix == f"chmod 0600 {env}"
+    env.chmod(0o600)
+    assert "environment-file" not in ids(report(tmp_path, on_box=True, **data))
+    if os.geteuid() == 0:
+        os.chown(env, 12345, 12345)
+        owned = report(tmp_path, on_box=True, **data)
+        assert any("owned by uid 12345" in f.message for f in owned.errors)

@@ -25,7 +25,9 @@ def test_builtins_listed_and_loadable() -> None:
 
 
 def test_extends_and_overrides(tmp_path: Path) -> None:
-    p = write_profile(tmp_path, name="mine", server={"port": 31000}, unset=["server.served_model_name"])
+    p = write_profile(
+        tmp_path, name="mine", server={"port": 31000}, unset=["server.served_model_name"]
+    )
     spec = profiles.load(str(p))
     assert spec.name == "mine"
     assert spec.server["port"] == 31000 and spec.health.port == 31000
@@ -50,20 +52,85 @@ def _err(tmp_path: Path, text: str) -> ProfileError:
 
 BAD = [
     ("malformed", 'extends = "kimi-k26"\n[server\n', "PROFILE", "not valid TOML"),
-    ("unknown-server-key", 'extends = "kimi-k26"\n[server]\nspeculative_eagle_topK = 2\n', "server.speculative_eagle_topK", "did you mean 'speculative_eagle_topk'"),
-    ("flag-spelling", 'extends = "kimi-k26"\n[server]\ntp = 8\n', "server.tp", "did you mean 'tp_size'"),
+    (
+        "unknown-server-key",
+        'extends = "kimi-k26"\n[server]\nspeculative_eagle_topK = 2\n',
+        "server.speculative_eagle_topK",
+        "did you mean 'speculative_eagle_topk'",
+    ),
+    (
+        "flag-spelling",
+        'extends = "kimi-k26"\n[server]\ntp = 8\n',
+        "server.tp",
+        "did you mean 'tp_size'",
+    ),
     ("unknown-top", 'extends = "kimi-k26"\n[servr]\n', "servr", "did you mean 'server'"),
-    ("unknown-unit-key", 'extends = "kimi-k26"\n[unit]\npyton = "/usr/bin/python3"\n', "unit.pyton", "did you mean 'python'"),
-    ("wrong-type-int", 'extends = "kimi-k26"\n[server]\ntp_size = "8"\n', "server.tp_size", "must be an integer"),
-    ("wrong-type-bool", 'extends = "kimi-k26"\n[server]\ntrust_remote_code = "yes"\n', "server.trust_remote_code", "true or false"),
-    ("bool-for-int", 'extends = "kimi-k26"\n[server]\nspeculative_num_steps = true\n', "server.speculative_num_steps", "integer"),
-    ("out-of-range", 'extends = "kimi-k26"\n[server]\nport = 70000\n', "server.port", "out of range"),
-    ("mem-fraction", 'extends = "kimi-k26"\n[server]\nmem_fraction_static = 1.5\n', "server.mem_fraction_static", "out of range"),
-    ("startup-timeout", 'extends = "kimi-k26"\n[health]\nstartup_timeout_s = 0\n', "health.startup_timeout_s", "out of range"),
-    ("relative-python", 'extends = "kimi-k26"\n[unit]\npython = "python3"\n', "unit.python", "absolute path"),
-    ("bad-user", 'extends = "kimi-k26"\n[unit]\nuser = "root; rm"\n', "unit.user", "user or group name"),
-    ("env-key", 'extends = "kimi-k26"\n[unit.environment]\n"A B" = "1"\n', "unit.environment.A B", "environment variable"),
-    ("no-cli", 'extends = "kimi-k26"\n[server]\nenable_dp_attention = true\n', "server.enable_dp_attention", "attn_dp_size"),
+    (
+        "unknown-unit-key",
+        'extends = "kimi-k26"\n[unit]\npyton = "/usr/bin/python3"\n',
+        "unit.pyton",
+        "did you mean 'python'",
+    ),
+    (
+        "wrong-type-int",
+        'extends = "kimi-k26"\n[server]\ntp_size = "8"\n',
+        "server.tp_size",
+        "must be an integer",
+    ),
+    (
+        "wrong-type-bool",
+        'extends = "kimi-k26"\n[server]\ntrust_remote_code = "yes"\n',
+        "server.trust_remote_code",
+        "true or false",
+    ),
+    (
+        "bool-for-int",
+        'extends = "kimi-k26"\n[server]\nspeculative_num_steps = true\n',
+        "server.speculative_num_steps",
+        "integer",
+    ),
+    (
+        "out-of-range",
+        'extends = "kimi-k26"\n[server]\nport = 70000\n',
+        "server.port",
+        "out of range",
+    ),
+    (
+        "mem-fraction",
+        'extends = "kimi-k26"\n[server]\nmem_fraction_static = 1.5\n',
+        "server.mem_fraction_static",
+        "out of range",
+    ),
+    (
+        "startup-timeout",
+        'extends = "kimi-k26"\n[health]\nstartup_timeout_s = 0\n',
+        "health.startup_timeout_s",
+        "out of range",
+    ),
+    (
+        "relative-python",
+        'extends = "kimi-k26"\n[unit]\npython = "python3"\n',
+        "unit.python",
+        "absolute path",
+    ),
+    (
+        "bad-user",
+        'extends = "kimi-k26"\n[unit]\nuser = "root; rm"\n',
+        "unit.user",
+        "user or group name",
+    ),
+    (
+        "env-key",
+        'extends = "kimi-k26"\n[unit.environment]\n"A B" = "1"\n',
+        "unit.environment.A B",
+        "environment variable",
+    ),
+    (
+        "no-cli",
+        'extends = "kimi-k26"\n[server]\nenable_dp_attention = true\n',
+        "server.enable_dp_attention",
+        "attn_dp_size",
+    ),
     ("bad-name", 'extends = "kimi-k26"\nname = "Kimi K26"\n', "name", "cannot name a unit"),
     ("no-python", '[server]\nmodel_path = "/m"\n', "unit.python", "missing"),
     ("no-model", '[unit]\npython = "/usr/bin/python3"\n', "server.model_path", "missing"),

@@ -116,6 +116,12 @@ def _user(value: Any, fieldname: str) -> str:
     return s
 
 
+SECRET_KEY = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)", re.I
+)
+SECRET_FIELDS = ("api_key", "admin_api_key")
+
+
 def _environment(value: Any, fieldname: str) -> dict[str, str]:
     if not isinstance(value, dict):
         raise _type_error(fieldname, "a table of NAME = value", value)
@@ -127,12 +133,30 @@ def _environment(value: Any, fieldname: str) -> dict[str, str]:
                 field=f"{fieldname}.{k}",
                 fix="use letters, digits and '_' only, not starting with a digit",
             )
+        if SECRET_KEY.search(k):
+            raise ProfileError(
+                f"{fieldname}.{k} looks like a secret, and [unit.environment] values are written into "
+                "the unit file, which every user can read",
+                field=f"{fieldname}.{k}",
+                fix=f"put {k}=... in a root-owned file with mode 0600 and name it in unit.environment_file",
+            )
         if isinstance(v, bool):
             v = "1" if v else "0"
         if not isinstance(v, (str, int, float)):
             raise _type_error(f"{fieldname}.{k}", "a string or number", v)
         out[k] = str(v)
     return out
+
+
+def _env_name(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    if not ENV_KEY_RE.match(s):
+        raise ProfileError(
+            f"{fieldname} = {s!r} is not an environment variable name",
+            field=fieldname,
+            fix="use letters, digits and '_' only, e.g. SGLANG_API_KEY",
+        )
+    return s
 
 
 def _path_str(value: Any, fieldname: str) -> str:
@@ -176,6 +200,8 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "limit_nofile": _int(1024, 1 << 30),
         "timeout_stop_s": _int(1, 3600),
         "check_models": _bool,
+        "api_key_env": _env_name,
+        "admin_api_key_env": _env_name,
     },
     "health": {
         "scheme": _one_of("http", "https"),
@@ -323,7 +349,8 @@ def _raw_chain(
                 field=k,
                 fix=f"use only {', '.join(TOP_LEVEL)}",
             )
-    _check_control(data, "profile")
+    for top, value in data.items():
+        _check_control(value, top)
     prov: dict[str, str] = {}
     chain: tuple[str, ...] = ()
     merged: dict[str, Any] = {}
@@ -388,6 +415,13 @@ def _server(values: Any) -> dict[str, Any]:
                 f"{fieldname} is not a field SGLang {t.sglang_version} knows; {hint}",
                 field=fieldname,
                 fix="use the ServerArgs field name: --speculative-eagle-topk is speculative_eagle_topk, --tp is tp_size",
+            )
+        if k in SECRET_FIELDS:
+            raise ProfileError(
+                f"{fieldname} would put a secret on the command line in the unit file",
+                field=fieldname,
+                fix=f"put the key in unit.environment_file (e.g. SGLANG_API_KEY=...) and set "
+                f'unit.{k}_env = "SGLANG_API_KEY"; the unit then passes it as ${{SGLANG_API_KEY}}',
             )
         if f.no_cli:
             instead = REPLACED.get(k)
@@ -484,6 +518,15 @@ def load(ref: str) -> Spec:
             fix="set model_path in [server] to the base model's directory",
         )
     unit = _section(data, "unit")
+    for k in ("api_key_env", "admin_api_key_env"):
+        if k in unit and "environment_file" not in unit:
+            raise ProfileError(
+                f"unit.{k} names a variable but there is no unit.environment_file to define it",
+                field=f"unit.{k}",
+                fix="set unit.environment_file to a root-owned 0600 file holding "
+                + unit[k]
+                + "=...",
+            )
     health = _section(data, "health")
     health.setdefault("port", server.get("port", 30000))
     host = str(server.get("host", "127.0.0.1"))
