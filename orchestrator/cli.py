@@ -6,11 +6,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from orchestrator.errors import DeployError
+from orchestrator.errors import DeployError, InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from orchestrator.spec import Spec
 
 app = typer.Typer(
     name="deploy",
@@ -29,6 +34,9 @@ ProfileArg = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 GpuOpt = Annotated[
     str | None, typer.Option("--gpu", help="Target GPU when not read from the box: b200, h200, ...")
+]
+NoNvmlOpt = Annotated[
+    bool, typer.Option("--no-nvml", help="Do not read the GPUs from NVML (judge off the box).")
 ]
 UnitDirOpt = Annotated[
     Path | None,
@@ -67,6 +75,7 @@ def validate_cmd(
     profile: ProfileArg,
     as_json: JsonOpt = False,
     gpu: GpuOpt = None,
+    no_nvml: NoNvmlOpt = False,
     sglang: Annotated[
         bool,
         typer.Option(
@@ -78,11 +87,12 @@ def validate_cmd(
     """Preflight: exit 0 when the config will start, 2 when it will not, with every finding named."""
     from dataclasses import replace
 
-    from orchestrator import preflight, profiles
+    from orchestrator import gpus, preflight, profiles
 
+    box = gpus.probe_for_cli(not no_nvml)
     try:
         spec = profiles.load(profile)
-        report = preflight.run(spec, gpu=gpu)
+        report = preflight.run(spec, gpu=gpu, gpus=box)
     except DeployError as e:
         _fail(e)
     if sglang:
@@ -91,6 +101,8 @@ def validate_cmd(
         _out(report.to_json())
     else:
         typer.echo(_report_text(report))
+        if box is not None and box.available:
+            typer.echo("\n".join("  " + ln for ln in box.table()))
     if not report.ok:
         raise typer.Exit(2)
 
@@ -207,6 +219,7 @@ def up_cmd(
             "--no-rollback", help="On failure, leave it failed (stopped) instead of rolling back."
         ),
     ] = False,
+    no_nvml: NoNvmlOpt = False,
     unit_dir: UnitDirOpt = None,
     state_dir: StateDirOpt = None,
     user: UserOpt = False,
@@ -215,13 +228,13 @@ def up_cmd(
     """Preflight, render, install, reload, restart, and wait until healthy (exit 0), failed (1) or refused (2)."""
     import asyncio
 
-    from orchestrator import deployer, profiles
+    from orchestrator import deployer, gpus, profiles
     from orchestrator.ui import UpProgress
 
     try:
         spec = profiles.load(profile)
         if timeout is not None and not 1 <= timeout <= 86400:
-            raise DeployError(
+            raise InputError(
                 "--timeout must be between 1 and 86400 seconds",
                 field="--timeout",
                 fix="give the wait in seconds, e.g. --timeout 1800",
@@ -238,6 +251,7 @@ def up_cmd(
                     preflight=not no_preflight,
                     force_restart=force_restart,
                     rollback=not no_rollback,
+                    gpus=gpus.probe_for_cli(not no_nvml and not no_preflight),
                     on_progress=progress,
                 )
             )
@@ -293,6 +307,7 @@ def status_cmd(
         str | None, typer.Argument(help="One deployment (profile name); default: all.")
     ] = None,
     unit_dir: UnitDirOpt = None,
+    state_dir: StateDirOpt = None,
     user: UserOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -480,6 +495,124 @@ def rollback_cmd(
         if res["diagnosis"]:
             typer.echo(res["diagnosis"]["summary"])
     raise typer.Exit(0 if res["outcome"] == "healthy" else 1)
+
+
+@app.command("logs")
+def logs_cmd(
+    profile: Annotated[
+        str | None,
+        typer.Argument(help="The deployment (profile name or file); optional with --input."),
+    ] = None,
+    classify: Annotated[
+        bool,
+        typer.Option(
+            "--classify", help="Name the cause of the failed start, the evidence and the fix."
+        ),
+    ] = False,
+    input_file: Annotated[
+        str | None,
+        typer.Option(
+            "--input", help="Classify a saved log (journalctl -o json/short/cat); - for stdin."
+        ),
+    ] = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new lines.")
+    ] = False,
+    since: Annotated[
+        str | None, typer.Option("--since", help="As journalctl --since, e.g. '10 min ago'.")
+    ] = None,
+    invocation: Annotated[
+        str | None,
+        typer.Option("--invocation", help="One start by its InvocationID (default: the latest)."),
+    ] = None,
+    lines: Annotated[
+        int | None, typer.Option("-n", "--lines", help="Only the last N lines.")
+    ] = None,
+    user: UserOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """The journal of one start of a deployment, like journalctl; --classify diagnoses it."""
+    from orchestrator import journal, redact
+
+    spec: Spec | None = None
+    try:
+        if profile is not None:
+            spec = _try_profile(profile)
+        if profile is None and input_file is None:
+            raise InputError(
+                "deploy logs needs a deployment or a saved log",
+                field="PROFILE",
+                fix="name the profile (deploy logs kimi-k26-eagle3) or pass --input FILE",
+            )
+        clean = redact.redactor(redact.secret_values(spec))
+        unit = spec.unit_name if spec else f"sglang-{profile}.service"
+        if input_file is not None:
+            text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
+            entries = journal.parse_text(text)
+        else:
+            if follow and not classify:
+                _follow(unit, invocation, user, since, clean)
+                return
+            inv = invocation if invocation or since else journal.latest_invocation(unit, user=user)
+            entries = journal.read(unit, user=user, invocation=inv, lines=lines, since=since)
+        if not classify:
+            if as_json:
+                for e in entries:
+                    typer.echo(clean(json.dumps(e.to_json(), default=str)))
+            else:
+                for e in entries:
+                    typer.echo(clean(e.format_short()))
+            return
+        from orchestrator import diagnose
+
+        diag = diagnose.classify(entries, flags=dict(spec.server) if spec else None)
+    except DeployError as e:
+        _fail(e)
+    if as_json:
+        typer.echo(clean(json.dumps(diag.to_json(), indent=2, default=str)))
+    else:
+        typer.echo(clean(diag.render_text()))
+
+
+def _try_profile(profile: str) -> Spec | None:
+    """The spec when PROFILE is a profile; None for a bare deployment name with no profile."""
+    from orchestrator import profiles
+    from orchestrator.errors import ProfileError
+    from orchestrator.spec import NAME_RE
+
+    try:
+        return profiles.load(profile)
+    except ProfileError:
+        if NAME_RE.match(profile):
+            return None
+        raise
+
+
+def _read_input(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise InputError(
+            f"cannot read the log file {path}: {e.strerror}",
+            field="--input",
+            fix="give the path of a saved journal (journalctl -u UNIT -o json > FILE), or - for stdin",
+        ) from None
+
+
+def _follow(
+    unit: str, invocation: str | None, user: bool, since: str | None, clean: Callable[[str], str]
+) -> None:
+    import asyncio
+
+    from orchestrator import journal
+
+    async def run() -> None:
+        async for e in journal.follow(
+            unit, invocation=invocation, user=user, lines=10, since=since
+        ):
+            typer.echo(clean(e.format_short()))
+
+    asyncio.run(run())
 
 
 def _default_unit_dir(user: bool) -> Path:

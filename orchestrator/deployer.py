@@ -231,12 +231,13 @@ async def up(
 
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
-    with store.lock("up"):
-        warnings = _preflight(spec, gpus) if preflight else []
-        files = render.render(spec)
-        deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
-        interrupted = store.interrupted()
-        async with await Systemd.connect(user=user) as sd:  # unreachable systemd: nothing written
+    warnings = _preflight(spec, gpus) if preflight else []
+    files = render.render(spec)
+    deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
+    # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
+    async with await Systemd.connect(user=user) as sd:
+        with store.lock("up"):
+            interrupted = store.interrupted()
             res = UpResult(
                 profile=spec.name,
                 unit=spec.unit_name,
@@ -245,6 +246,7 @@ async def up(
                 warnings=warnings,
             )
             if interrupted:
+                store.mark_interrupted(interrupted.get("release"))
                 res.actions.append(
                     f"found an interrupted {interrupted.get('action')} (pid {interrupted.get('pid')}, since "
                     f"{interrupted.get('since')}, at step {interrupted.get('step')}): redoing it"
@@ -262,6 +264,7 @@ async def up(
             rel = store.record(files, _spec_json(spec), spec.source)
             res.release = rel.number
             store.begin("up", release=rel.number, unit=spec.unit_name)
+            done = False
             try:
                 store.step("install")
                 res.changed = install_units(files, unit_dir)
@@ -305,8 +308,12 @@ async def up(
                         rollback=rollback,
                         on_progress=on_progress,
                     )
+                done = True
             finally:
-                store.end()
+                if done:
+                    store.end()
+                else:  # interrupted (SIGINT, a systemd error): leave the marker for the next up/status
+                    store.finish(rel, "interrupted")
             res.elapsed_s = round(time.monotonic() - t0, 3)
             return res
 
@@ -573,8 +580,8 @@ async def down(name: str, unit: str, *, state_root: Path, user: bool = False) ->
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd
 
-    with Store(state_root, name).lock("down"):
-        async with await Systemd.connect(user=user) as sd:
+    async with await Systemd.connect(user=user) as sd:
+        with Store(state_root, name).lock("down"):
             result = await sd.stop(unit)
             await sd.disable([unit])
             return [f"stop {unit}: job {result}", f"disabled {unit} (unit files kept)"]
@@ -597,27 +604,33 @@ async def rollback(
     from orchestrator.systemd import Systemd
 
     store = Store(state_root, spec.name)
-    with store.lock("rollback"):
+
+    def target() -> Any:
         installed = {n: _read(unit_dir / n) or "" for n in render.render(spec)}
-        target = (
+        t = (
             store.get(to)
             if to is not None
             else store.last_healthy(exclude_digest=digest(installed))
         )
-        if target is None:
+        if t is None:
             raise InputError(
                 f"{spec.name} has no earlier healthy release to roll back to",
                 field="--to",
                 fix=f"pick a release from `deploy history {spec.name}` with --to N",
             )
-        async with await Systemd.connect(user=user) as sd:
-            store.begin("rollback", release=target.number, unit=spec.unit_name)
+        return t
+
+    target()  # refuse before anything is written (the lock file included)
+    async with await Systemd.connect(user=user) as sd:
+        with store.lock("rollback"):
+            chosen = target()
+            store.begin("rollback", release=chosen.number, unit=spec.unit_name)
             try:
                 return await rollback_to(
                     sd,
                     spec,
                     store,
-                    target,
+                    chosen,
                     unit_dir=unit_dir,
                     user=user,
                     on_progress=on_progress,

@@ -147,6 +147,12 @@ class Store:
             setattr(rel, k, v)
         self.save(rel)
 
+    def mark_interrupted(self, number: Any) -> None:
+        """A release left pending by a killed up is, in truth, interrupted."""
+        for r in self.releases():
+            if r.number == number and r.outcome == "pending":
+                self.finish(r, "interrupted")
+
     # -- in-flight marker -----------------------------------------------------------------
 
     def begin(self, action: str, **info: Any) -> None:
