@@ -615,6 +615,15 @@ def _follow(
     asyncio.run(run())
 
 
+def _register_bench() -> None:
+    from orchestrator.cli_bench import bench_cmd
+
+    app.command("bench")(bench_cmd)
+
+
+_register_bench()
+
+
 def _default_unit_dir(user: bool) -> Path:
     return Path.home() / ".config/systemd/user" if user else Path("/etc/systemd/system")
 

@@ -1,0 +1,378 @@
+"""`deploy bench` against the SGLang stand-in (tests/standin/), a plain subprocess (no systemd).
+
+The stand-in sends token i of a request at (request start + i / STANDIN_TOKENS_PER_S), so the
+truth is known: a request of n tokens has TTFT = 1/rate + overhead, inter-token gaps of
+exactly 1/rate, decode speed (n - 1) / (latency - TTFT) = rate, and a latency of
+n/rate + overhead; `concurrency` slots busy back to back give c * n / latency, i.e.
+c * rate less the overhead's share (a few ms in 500 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from orchestrator import bench
+from orchestrator.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+STANDIN = ROOT / "tests" / "standin" / "python"
+REFERENCE = ROOT / "bench" / "reference" / "kimi-k26-baseline.json"
+RATE = 200.0
+ACCEPT = 2.6
+OUT_LEN = 100
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A stand-in EAGLE-3 server at 200 tok/s per request, accept length 2.6."""
+    port = free_port()
+    logs = tmp_path_factory.mktemp("standin")
+    env = dict(
+        os.environ,
+        STANDIN_TOKENS_PER_S=str(RATE),
+        STANDIN_ACCEPT_LEN=str(ACCEPT),
+        STANDIN_READY_DELAY_S="0.6",
+        STANDIN_INIT_S="0.05",
+        STANDIN_GRAPH_S="0.05",
+        STANDIN_WARMUP_S="0.2",
+    )
+    args = [
+        *("--model-path", "/tmp/x", "--tp", "8", "--port", str(port)),
+        *("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/d"),
+        *("--speculative-num-steps", "3", "--speculative-eagle-topk", "1"),
+        *("--speculative-num-draft-tokens", "4"),
+    ]
+    with (logs / "out.log").open("wb") as o, (logs / "err.log").open("wb") as e:
+        p = subprocess.Popen(
+            [str(STANDIN), "-m", "sglang.launch_server", *args], stdout=o, stderr=e, env=env
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                pass
+            if p.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"stand-in did not become healthy:\n{(logs / 'err.log').read_text()}")
+            time.sleep(0.05)
+        yield url
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+        p.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def measured(server: str) -> bench.BenchRun:
+    # Level 1: 4 requests back to back (2 s); level 4: 8 requests, two rounds (1 s).
+    async def go() -> bench.BenchRun:
+        run = await bench.run(server, [1], requests=4, input_len=64, output_len=OUT_LEN)
+        four = await bench.run_level(
+            server, model=run.model or "", concurrency=4, requests=8, input_len=64,
+            output_len=OUT_LEN, on_progress=None,
+        )  # fmt: skip
+        return bench.BenchRun(**{**run.__dict__, "levels": (*run.levels, four)})
+
+    return asyncio.run(go())
+
+
+def close(x: float | None, want: float, rel: float) -> bool:
+    return x is not None and abs(x - want) <= rel * want
+
+
+# ---- against the stand-in ---------------------------------------------------------------------
+
+
+def test_levels_match_the_known_rate(measured: bench.BenchRun) -> None:
+    assert measured.model == "/tmp/x"
+    assert measured.speculative_algorithm == "EAGLE3"
+    assert measured.server["tp_size"] == 8
+    assert [lv.concurrency for lv in measured.levels] == [1, 4]
+    for lv in measured.levels:
+        c = lv.concurrency
+        assert (lv.ok, lv.errors) == (lv.requests, 0), lv.error_samples
+        assert lv.output_tokens == lv.requests * OUT_LEN  # usage.completion_tokens, ignore_eos
+        # Decode speed of one request, (n - 1) / (latency - TTFT): the stand-in's rate.
+        assert close(lv.per_request_tok_s, RATE, 0.05), lv
+        # Throughput, all tokens / level wall time. Truth: each slot spends TTFT + (n - 1)/rate
+        # on a request, back to back, so c * n / (TTFT + (n - 1)/rate); on an idle machine TTFT
+        # is ~10 ms of 500 and that is c * 200 within 5 % (checked below when the machine is not
+        # so loaded that the HTTP round trip alone takes longer than 25 ms).
+        truth = c * OUT_LEN / (lv.ttft_mean_ms / 1000 + (OUT_LEN - 1) / RATE)
+        assert close(lv.output_tok_s, truth, 0.05), (truth, lv)
+        assert lv.output_tok_s <= c * RATE * 1.02, lv
+        if lv.ttft_p50_ms < 25:
+            assert close(lv.output_tok_s, c * RATE, 0.05), lv
+        # ... and never above c slots at the measured decode speed (TTFT only costs).
+        assert lv.output_tok_s <= c * lv.per_request_tok_s * 1.01, lv
+        # Tokens 1 / rate apart.
+        assert close(lv.itl_p50_ms, 1000.0 / RATE, 0.05), lv
+        assert lv.itl_p99_ms >= lv.itl_p50_ms
+        # First token at 1 / rate after the request arrives, plus the HTTP round trip.
+        assert 1000.0 / RATE <= lv.ttft_p50_ms <= lv.ttft_p99_ms < 250, lv
+        # SGLang's /server_info accept length, and sglext per request (100 tokens / 38 verifies).
+        assert lv.accept_length == ACCEPT
+        assert close(lv.request_accept_length, OUT_LEN / round(OUT_LEN / ACCEPT), 0.001)
+
+
+def test_progress_is_reported_per_request(server: str) -> None:
+    seen: list[tuple[int, int]] = []
+    lv = asyncio.run(
+        bench.run_level(
+            server, model="x", concurrency=2, requests=2, input_len=8, output_len=10,
+            on_progress=lambda done, total: seen.append((done, total)),
+        )
+    )  # fmt: skip
+    assert seen == [(1, 2), (2, 2)]
+    assert lv.ok == 2 and lv.output_tokens == 20
+
+
+def test_unhealthy_or_unreachable_server_is_input_error() -> None:
+    port = free_port()
+    with pytest.raises(InputError) as e:
+        asyncio.run(bench.run(f"http://127.0.0.1:{port}", [1]))
+    assert e.value.exit_code == 2 and e.value.field == "--base-url"
+    assert "not reachable" in e.value.paragraph() and "deploy up" in e.value.paragraph()
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(503)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(InputError) as e:
+            asyncio.run(bench.run(f"http://127.0.0.1:{srv.server_address[1]}", [1]))
+        assert "not healthy (/health answered 503)" in e.value.paragraph()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+# ---- save, history, compare ------------------------------------------------------------------
+
+
+def test_save_and_history_round_trip(
+    measured: bench.BenchRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEPLOY_STATE_DIR", str(tmp_path))
+    state = bench.state_dir(None)
+    assert state == tmp_path
+    assert bench.state_dir(tmp_path / "given") == tmp_path / "given"
+    first = bench.save(measured, state)
+    second = bench.save(measured, state)
+    assert first.parent == tmp_path / "adhoc" / "bench"
+    assert first.name.endswith("Z.json") and second != first
+    (first.parent / "junk.json").write_text("{not json")
+    runs = bench.history(state, "adhoc")
+    assert runs == [measured, measured]
+    assert bench.BenchRun.from_json(json.loads(first.read_text())) == measured
+    assert bench.history(state, "other") == []
+    assert bench.resolve_other("adhoc", state) == measured
+
+
+def test_reference_baseline_file() -> None:
+    ref = bench.load_file(REFERENCE)
+    data = json.loads(REFERENCE.read_text())
+    assert "reference box, measured by hand, not by this tool" in data["note"]
+    assert ref.speculative_algorithm is None
+    assert [(lv.concurrency, lv.output_tok_s) for lv in ref.levels] == [(1, 26.3), (32, 807.5)]
+
+
+def _run(profile: str, algo: str | None, points: dict[int, float]) -> bench.BenchRun:
+    levels = tuple(bench.LevelResult(concurrency=c, output_tok_s=t) for c, t in points.items())
+    return bench.BenchRun(profile=profile, levels=levels, speculative_algorithm=algo)
+
+
+def test_compare_math() -> None:
+    a = _run("kimi-k26-eagle3", "EAGLE3", {1: 65.75, 8: 400.0, 32: 1211.25})
+    b = bench.load_file(REFERENCE)
+    assert bench.compare(a, b) == [
+        {"concurrency": 1, "a_tok_s": 65.75, "b_tok_s": 26.3, "speedup": 2.5},
+        {"concurrency": 8, "a_tok_s": 400.0, "b_tok_s": None, "speedup": None},
+        {"concurrency": 32, "a_tok_s": 1211.25, "b_tok_s": 807.5, "speedup": 1.5},
+    ]
+    assert bench.compare(b, a)[0]["speedup"] == round(26.3 / 65.75, 3)
+
+
+def test_percentile_matches_numpy_linear() -> None:
+    assert bench.percentile([], 50) is None
+    assert bench.percentile([3.0], 99) == 3.0
+    assert bench.percentile([1, 2, 3, 4], 50) == 2.5
+    assert bench.percentile(list(range(101)), 99) == 99
+    assert bench.percentile([10, 20], 99) == pytest.approx(19.9)
+
+
+# ---- plot ---------------------------------------------------------------------------------------
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        if IN_CI:
+            pytest.fail("matplotlib is missing in CI: install the bench extra (deploy[bench])")
+        pytest.skip("matplotlib not installed (pip install 'deploy[bench]')")
+    out = bench.plot(
+        [_run("a", "EAGLE3", {1: 65.0, 8: 400.0, 32: 1200.0}), bench.load_file(REFERENCE)],
+        tmp_path / "sub" / "bench.png",
+    )
+    raw = out.read_bytes()
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n"
+    assert raw[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", raw[16:24])
+    assert width > 200 and height > 200
+    assert raw[-8:-4] == b"IEND"
+
+
+def test_plot_without_matplotlib_says_how_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    with pytest.raises(InputError) as e:
+        bench.plot([_run("a", None, {1: 1.0})], tmp_path / "x.png")
+    assert e.value.field == "--plot"
+    assert "pip install 'deploy[bench]'" in e.value.paragraph()
+    assert not (tmp_path / "x.png").exists()
+
+
+# ---- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["", "1,x", "0", "-1", "1.5", "8,,32", "5000"])
+def test_bad_concurrency_names_the_option(text: str) -> None:
+    with pytest.raises(InputError) as e:
+        bench.parse_concurrency(text)
+    assert e.value.field == "--concurrency" and e.value.exit_code == 2
+    assert "--concurrency 1,8,32" in e.value.paragraph()
+
+
+def test_concurrency_list_is_sorted_and_unique() -> None:
+    assert bench.parse_concurrency(" 32, 1,8,8 ") == [1, 8, 32]
+
+
+@pytest.mark.parametrize(
+    ("levels", "requests", "input_len", "output_len", "option"),
+    [
+        ([1, 8, 32], 16, 1024, 256, "--requests"),
+        ([1], 0, 1024, 256, "--requests"),
+        ([1], 10**9, 1024, 256, "--requests"),
+        ([1], None, 0, 256, "--input-len"),
+        ([1], None, 10**9, 256, "--input-len"),
+        ([1], None, 1024, 1, "--output-len"),
+        ([1], None, 1024, -5, "--output-len"),
+        ([0], None, 1024, 256, "--concurrency"),
+        ([], None, 1024, 256, "--concurrency"),
+    ],
+)
+def test_bad_numbers_name_the_option(
+    levels: list[int], requests: int | None, input_len: int, output_len: int, option: str
+) -> None:
+    with pytest.raises(InputError) as e:
+        bench.check_inputs(levels, requests, input_len, output_len)
+    assert e.value.field == option
+    assert e.value.paragraph().startswith(option) and "Fix:" in e.value.paragraph()
+
+
+def test_bad_compare_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"levels": "no"}')
+    for ref in (str(bad), str(tmp_path / "missing.json"), "no-saved-runs"):
+        with pytest.raises(InputError) as e:
+            bench.resolve_other(ref, tmp_path)
+        assert e.value.field == "--compare"
+
+
+# ---- the command --------------------------------------------------------------------------------
+
+
+def _app() -> typer.Typer:
+    from orchestrator.cli_bench import bench_cmd
+
+    app = typer.Typer(pretty_exceptions_enable=False)
+    app.command("bench")(bench_cmd)
+    app.command("other")(lambda: None)  # two commands: `bench` stays a subcommand
+    return app
+
+
+def test_cli_run_compare_history_plot(server: str, tmp_path: Path) -> None:
+    runner = CliRunner()
+    common = ["--base-url", server, "--state-dir", str(tmp_path)]
+    args = ["bench", "mybox", *common, "--concurrency", "1,2", "--requests", "2"]
+    args += ["--input-len", "16", "--output-len", "20", "--compare", str(REFERENCE)]
+    r = runner.invoke(_app(), [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert Path(out["saved"]).parent == tmp_path / "mybox" / "bench"
+    assert [lv["ok"] for lv in out["run"]["levels"]] == [2, 2]
+    rows = out["compare"]["rows"]
+    assert [row["concurrency"] for row in rows] == [1, 2, 32]
+    assert rows[0]["b_tok_s"] == 26.3 and rows[0]["speedup"] > 1
+    assert "concurrency" not in r.stderr  # no progress bars with --json
+
+    r = runner.invoke(_app(), args)
+    assert r.exit_code == 0, r.output
+    head = r.stdout.splitlines()[1].split()
+    assert head[:3] == ["concurrency", "ok", "out"] and "accept" in head
+    assert "speedup A/B" in r.stdout and "measured by hand" in r.stdout
+
+    hist = runner.invoke(_app(), ["bench", "mybox", "--state-dir", str(tmp_path), "--history"])
+    assert hist.exit_code == 0, hist.output
+    assert len(hist.stdout.strip().splitlines()) == 3  # header + two runs
+
+
+def test_cli_bad_input_exit_2_without_traceback(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for extra, option in (
+        (["--concurrency", "1,zero"], "--concurrency"),
+        (["--concurrency", "8", "--requests", "2"], "--requests"),
+        (["--output-len", "0"], "--output-len"),
+        (["--base-url", "localhost:1"], "--base-url"),
+    ):
+        args = ["bench", "mybox", "--base-url", "http://127.0.0.1:1", *extra]
+        r = runner.invoke(_app(), [*args, "--state-dir", str(tmp_path)])
+        assert r.exit_code == 2, (extra, r.output)
+        assert r.stderr.startswith(f"deploy: {option}"), r.stderr
+        assert "Traceback" not in r.output
+        assert r.exception is None or isinstance(r.exception, SystemExit)
+    port = free_port()
+    r = runner.invoke(
+        _app(),
+        ["bench", "mybox", "--base-url", f"http://127.0.0.1:{port}", "--state-dir", str(tmp_path)],
+    )
+    assert r.exit_code == 2 and "is not reachable" in r.stderr
+    assert not (tmp_path / "mybox" / "bench").exists() or not any(
+        (tmp_path / "mybox" / "bench").iterdir()
+    )
