@@ -278,18 +278,27 @@ def _up_text(res: object) -> str:
     from orchestrator.deployer import UpResult
 
     assert isinstance(res, UpResult)
-    lines = []
-    for w in res.warnings:
-        lines.append(f"warning: {w['rule']}: {w['message']}")
+    lines = [f"warning: {w['rule']}: {w['message']}" for w in res.warnings]
+    lines.extend(a for a in res.actions if a.startswith("found an interrupted"))
+    if res.unchanged:
+        lines.append(f"{res.unit}: {res.detail} (invocation {res.invocation_id[:12]})")
+        return "\n".join(lines)
     if res.outcome == "healthy":
         lines.append(
-            f"{res.unit} is healthy after {res.elapsed_s:.1f} s (invocation {res.invocation_id[:12]})"
+            f"{res.unit} is healthy after {res.elapsed_s:.1f} s "
+            f"(release {res.release}, invocation {res.invocation_id[:12]})"
         )
         return "\n".join(lines)
-    lines.append(f"{res.unit} {res.outcome.upper()} after {res.elapsed_s:.1f} s: {res.detail}")
+    lines.append(f"{res.unit} {res.outcome.upper()} (release {res.release}): {res.detail}")
     if res.diagnosis is not None:
         lines.append(res.diagnosis.render_text())
     lines.extend(f"  {a}" for a in res.actions if a.startswith("stop "))
+    rb = res.rollback
+    if rb is not None:
+        lines.append(
+            f"rolled back to release {rb['to_release']} (recorded as release {rb['as_release']}): "
+            + (rb["outcome"] if rb["outcome"] == "healthy" else f"{rb['outcome']}, {rb['detail']}")
+        )
     return "\n".join(lines)
 
 
@@ -321,7 +330,12 @@ def status_cmd(
         if profile is not None:
             name = _deployment_name(profile)
         rows = asyncio.run(
-            deployer.status(unit_dir or _default_unit_dir(user), user=user, only=name)
+            deployer.status(
+                unit_dir or _default_unit_dir(user),
+                state_root=_state_root(state_dir),
+                user=user,
+                only=name,
+            )
         )
     except DeployError as e:
         _fail(e)

@@ -38,12 +38,14 @@ def profile(
     server: dict[str, Any] | None = None,
     unset: list[str] | None = None,
     timeout_s: int = 60,
+    name_override: str | None = None,
+    unit_extra: dict[str, Any] | None = None,
     **extra: Any,
 ) -> str:
     """Write a profile that extends the built-in kimi-k26-eagle3 and runs the stand-in."""
     data: dict[str, Any] = {
         "extends": "kimi-k26-eagle3",
-        "name": name,
+        "name": name_override or name,
         "server": {
             "model_path": f"{MODELS}/Kimi-K2.6",
             "speculative_draft_model_path": f"{MODELS}/Kimi-K2.6-EAGLE3",
@@ -54,6 +56,7 @@ def profile(
             "python": STANDIN_PYTHON,
             "restart_sec": 5,
             "environment": {"HF_HUB_OFFLINE": "1", **(env or {})},
+            **(unit_extra or {}),
         },
         "health": {"startup_timeout_s": timeout_s},
         **extra,
@@ -101,3 +104,37 @@ def unit_files(box: Box) -> dict[str, str]:
 def show(box: Box, unit: str, *props: str) -> dict[str, str]:
     out = box.systemctl("show", unit, "-p", ",".join(props)).stdout
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def start_deploy(box: Box, *args: str, pidfile: str) -> subprocess.Popen[str]:
+    """Start the deploy CLI inside the box in the background; its pid (in the box) goes to
+    `pidfile` so the test can signal exactly that process."""
+    box.run(["rm", "-f", pidfile])  # never read a pid left by an earlier run
+    script = 'echo $$ > "$0"; exec "$@"'
+    argv = ["sh", "-c", script, pidfile, sys.executable, "-m", "orchestrator.cli", *args]
+    full = ["nsenter", "-t", str(box.pid), "-a", "--", *box._env_argv(None), *argv]
+    return subprocess.Popen(
+        full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
+    )
+
+
+def box_pid(box: Box, pidfile: str, timeout_s: float = 5.0) -> int:
+    t = time.monotonic()
+    while time.monotonic() - t < timeout_s:
+        out = box.run(["cat", pidfile]).stdout.strip()
+        if out.isdigit():
+            return int(out)
+        time.sleep(0.02)
+    raise AssertionError(f"no pid in {pidfile}")
+
+
+def rendered(profile_path: str) -> dict[str, str]:
+    """name -> sha256 of what the renderer makes for this profile (computed on the host)."""
+    import hashlib
+
+    from orchestrator import profiles, render
+
+    return {
+        n: hashlib.sha256(t.encode()).hexdigest()
+        for n, t in render.render(profiles.load(profile_path)).items()
+    }
