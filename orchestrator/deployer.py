@@ -474,22 +474,32 @@ def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
     return out
 
 
-async def _http_json(client: Any, url: str) -> tuple[int | None, Any, str]:
-    import httpx
+def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
+    """GET url: (status, parsed JSON or None, words). The stdlib client, so that `status`
+    does not pay httpx's import time for two local requests."""
+    import http.client
+    import urllib.parse
 
+    u = urllib.parse.urlsplit(url)
+    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+    conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
     try:
-        r = await client.get(url)
-    except httpx.ConnectError:
+        conn.request("GET", u.path or "/", headers={"Accept": "application/json"})
+        r = conn.getresponse()
+        body = r.read()
+    except ConnectionRefusedError:
         return None, None, "connection refused (not listening)"
-    except httpx.TimeoutException:
+    except TimeoutError:
         return None, None, "no answer (timeout)"
-    except httpx.HTTPError as e:
-        return None, None, f"{type(e).__name__}"
+    except OSError as e:
+        return None, None, type(e).__name__
+    finally:
+        conn.close()
     try:
-        body = r.json()
+        data = json.loads(body)
     except ValueError:
-        body = None
-    return r.status_code, body, r.reason_phrase
+        data = None
+    return r.status, data, r.reason
 
 
 def _server_facts(info: Any) -> dict[str, Any]:
@@ -518,24 +528,20 @@ def _server_facts(info: Any) -> dict[str, Any]:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> list[dict[str, Any]]:
-    import httpx
-
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
     if not deps:
         return []
     now_us = time.time() * 1e6
-    async with (
-        await Systemd.connect(user=user) as sd,
-        httpx.AsyncClient(timeout=2.0, trust_env=False) as client,
-    ):
+    async with await Systemd.connect(user=user) as sd:
 
         async def one(d: Deployment) -> dict[str, Any]:
             st = await sd.state(d.unit)
             base = d.health_url.rsplit("/", 1)[0] if d.health_url.count("/") > 2 else d.health_url
             (code, _, words), (icode, info, _) = await asyncio.gather(
-                _http_json(client, d.health_url), _http_json(client, base + "/server_info")
+                asyncio.to_thread(_get_json, d.health_url),
+                asyncio.to_thread(_get_json, base + "/server_info"),
             )
             since = st.state_change_timestamp_us
             return {
