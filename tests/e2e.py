@@ -80,11 +80,17 @@ class Ran:
         return json.loads(self.stdout)
 
 
-def deploy(box: Box, *args: str, timeout: float = 120, env: dict[str, str] | None = None) -> Ran:
+def deploy(
+    box: Box,
+    *args: str,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+) -> Ran:
     """Run the deploy CLI inside the box, timed."""
     t = time.monotonic()
     p: subprocess.CompletedProcess[str] = box.run(
-        [sys.executable, "-m", "orchestrator.cli", *args], timeout=timeout, env=env
+        [sys.executable, "-m", "orchestrator.cli", *args], timeout=timeout, env=env, input=stdin
     )
     return Ran(p.returncode, p.stdout, p.stderr, round(time.monotonic() - t, 3))
 

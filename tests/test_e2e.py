@@ -140,3 +140,30 @@ def test_unreachable_systemd_is_exit_2_and_writes_nothing(sbox: Box) -> None:
     assert "Traceback" not in r.stderr
     assert "system bus" in r.stderr.lower() or "systemd" in r.stderr.lower()
     assert unit_files(sbox) == before
+
+
+def test_logs_and_classify_from_the_journal(sbox: Box) -> None:
+    p = profile("e2e-logs", port=31009, server=SEED, unset=["server.speculative_num_steps"])
+    up = deploy(sbox, "up", p, "--no-preflight", "--json")
+    assert up.rc == 1
+    inv = up.json()["invocation_id"]
+    logs = deploy(sbox, "logs", p)
+    assert logs.rc == 0, logs.stderr
+    assert "AssertionError" in logs.stdout
+    assert "sglang-e2e-logs.service: Failed with result 'exit-code'" in logs.stdout  # PID 1's line
+    first = logs.stdout.splitlines()[0]
+    assert " sglang-e2e-logs[" in first or " systemd[" in first  # journalctl -o short's shape
+    tail = deploy(sbox, "logs", p, "-n", "2")
+    assert len(tail.stdout.splitlines()) == 2
+    one = deploy(sbox, "logs", p, "--invocation", inv, "--json")
+    assert one.rc == 0 and all(f'"{inv}"' in line for line in one.stdout.splitlines())
+    c = deploy(sbox, "logs", p, "--classify", "--json")
+    assert c.rc == 0, c.stderr
+    diag = c.json()
+    assert diag["category"] == "spec-params-need-num-steps"
+    assert diag["fix"] == "set --speculative-num-steps (and keep the three consistent) or drop both"
+    text = deploy(sbox, "logs", p, "--classify")
+    assert text.stdout.startswith("cause: spec-params-need-num-steps")
+    saved = sbox.run(["journalctl", "-u", "sglang-e2e-logs.service", "-o", "json"]).stdout
+    from_file = deploy(sbox, "logs", "--classify", "--input", "-", "--json", stdin=saved)
+    assert from_file.json()["category"] == "spec-params-need-num-steps"
