@@ -153,6 +153,7 @@ def render_cmd(
     ] = False,
     unit_dir: UnitDirOpt = None,
     user: Annotated[bool, typer.Option("--user", help="The user manager's unit dir.")] = False,
+    gpu: GpuOpt = None,
 ) -> None:
     """Render the systemd units for a profile (stdout, --out DIR, or --diff against installed)."""
     from orchestrator import profiles, render
@@ -161,6 +162,7 @@ def render_cmd(
     try:
         spec = profiles.load(profile)
         files = render.render(spec)
+        _render_warnings(spec, gpu)
         if show_diff:
             d = render.diff(files, unit_dir or _default_unit_dir(user))
             typer.echo(d if d else "# installed units are identical to the rendered ones", nl=not d)
@@ -637,6 +639,15 @@ def _register_bench() -> None:
 
 
 _register_bench()
+
+
+def _render_warnings(spec: Spec, gpu: str | None) -> None:
+    """render renders what it is given, but says on stderr when preflight would refuse it."""
+    from orchestrator import preflight
+
+    report = preflight.run(spec, gpu=gpu)
+    for f in report.errors:
+        typer.echo(f"deploy: warning: this config will not start: {f.rule}: {f.message}", err=True)
 
 
 def _default_unit_dir(user: bool) -> Path:
