@@ -242,8 +242,7 @@ def up_cmd(
                 field="--timeout",
                 fix="give the wait in seconds, e.g. --timeout 1800",
             )
-        progress = None if as_json else UpProgress(spec.unit_name)
-        with progress if progress is not None else _nullcontext():
+        with UpProgress(spec.unit_name, enabled=not as_json) as progress:
             res = asyncio.run(
                 deployer.up(
                     spec,
@@ -303,14 +302,6 @@ def _up_text(res: object) -> str:
             + (rb["outcome"] if rb["outcome"] == "healthy" else f"{rb['outcome']}, {rb['detail']}")
         )
     return "\n".join(lines)
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 @app.command("status")
@@ -489,8 +480,7 @@ def rollback_cmd(
 
     try:
         spec = profiles.load(profile)
-        progress = None if as_json else UpProgress(spec.unit_name)
-        with progress if progress is not None else _nullcontext():
+        with UpProgress(spec.unit_name, enabled=not as_json) as progress:
             res = asyncio.run(
                 deployer.rollback(
                     spec,

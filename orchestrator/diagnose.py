@@ -32,10 +32,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from orchestrator.flags import from_argv
 from orchestrator.journal import JournalEntry, JournalLines
 from orchestrator.rules import classify as R
 from orchestrator.rules.milestones import phase_of
@@ -189,55 +189,10 @@ def _context_ok(entries: Sequence[JournalEntry], p: R.Pat, block: tuple[int, ...
 # --------------------------------------------------------------------------- flags
 
 
-@cache
-def _flag_table() -> dict[str, tuple[str, str]]:
-    """`--flag` (and aliases) -> (field name, type) from SGLang's field table."""
-    data = json.loads(
-        resources.files("orchestrator.rules").joinpath("sglang_args.json").read_text()
-    )
-    out: dict[str, tuple[str, str]] = {}
-    for f in data["fields"]:
-        if f.get("no_cli"):
-            continue
-        for spelling in (f["flag"], *f.get("aliases", [])):
-            out[spelling] = (f["name"], f["type"])
-    return out
-
-
-def _convert(value: str, typ: str) -> Any:
-    try:
-        if typ == "int":
-            return int(value)
-        if typ == "float":
-            return float(value)
-    except ValueError:
-        return value
-    return value
-
-
 def flags_from_argv(argv: Sequence[str]) -> dict[str, Any]:
-    """SGLang ServerArgs fields from a `python -m sglang.launch_server ...` / `sglang serve` argv."""
-    table = _flag_table()
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(argv):
-        tok = argv[i]
-        i += 1
-        if not tok.startswith("--"):
-            continue
-        name, eq, val = tok.partition("=")
-        ent = table.get(name)
-        if ent is None:
-            continue
-        field_name, typ = ent
-        if eq:
-            out[field_name] = _convert(val, typ)
-        elif typ == "bool":
-            out[field_name] = True
-        elif i < len(argv) and not argv[i].startswith("--"):
-            out[field_name] = _convert(argv[i], typ)
-            i += 1
-    return out
+    """SGLang ServerArgs fields from a `python -m sglang.launch_server ...` argv (the
+    interpreter and module words are skipped: only `--flags` are read)."""
+    return from_argv(argv)
 
 
 _SERVER_ARGS_ITEM = re.compile(

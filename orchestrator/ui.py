@@ -10,7 +10,8 @@ from typing import Any, TextIO
 class UpProgress:
     """Callable for `health.wait_until_healthy(on_progress=...)`."""
 
-    def __init__(self, unit: str, stream: TextIO | None = None) -> None:
+    def __init__(self, unit: str, stream: TextIO | None = None, *, enabled: bool = True) -> None:
+        self.enabled = enabled  # off for --json: machine output only
         self.unit = unit
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
@@ -19,7 +20,7 @@ class UpProgress:
         self.t0 = time.monotonic()
 
     def __enter__(self) -> UpProgress:
-        if self.tty:
+        if self.tty and self.enabled:
             from rich.console import Console
             from rich.live import Live
 
@@ -41,6 +42,8 @@ class UpProgress:
         )
 
     def __call__(self, p: Any) -> None:
+        if not self.enabled:
+            return
         if self.live is not None:
             from rich.text import Text
 
