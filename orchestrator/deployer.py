@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.errors import PreflightRejected
+from orchestrator.errors import InputError, PreflightRejected
 from orchestrator.spec import Spec
 
 UNIT_MARK = "# Rendered by deploy from profile "
@@ -573,7 +573,10 @@ def _state_facts(state_root: Path | None, name: str) -> dict[str, Any]:
     from orchestrator.releases import Store
 
     store = Store(state_root, name)
-    latest = store.latest()
+    try:
+        latest = store.latest()
+    except (OSError, InputError):  # a state dir this user cannot read: say nothing, not fail
+        return {}
     return {
         "release": {"number": latest.number, "outcome": latest.outcome, "created": latest.created}
         if latest
@@ -605,7 +608,6 @@ async def rollback(
     """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
     what is installed now."""
     from orchestrator import render
-    from orchestrator.errors import InputError
     from orchestrator.releases import Store, digest
     from orchestrator.systemd import Systemd
 

@@ -84,9 +84,17 @@ class Store:
     def releases(self) -> list[Release]:
         base = self.dir / "releases"
         out = []
-        if not base.is_dir():
-            return out
-        for d in sorted(base.iterdir()):
+        try:
+            if not base.is_dir():
+                return out
+            dirs = sorted(base.iterdir())
+        except OSError as e:
+            raise InputError(
+                f"cannot read the releases of {self.name} in {base}: {e.strerror}",
+                field="--state-dir",
+                fix="run as root, or pass the --state-dir that deploy up used",
+            ) from None
+        for d in dirs:
             meta = d / "release.json"
             try:
                 data = json.loads(meta.read_text())
