@@ -234,6 +234,7 @@ async def up(
     warnings = _preflight(spec, gpus) if preflight else []
     files = render.render(spec)
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
+    _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
     async with await Systemd.connect(user=user) as sd:
         with store.lock("up"):
@@ -398,6 +399,21 @@ async def rollback_to(
         "actions": actions,
         "diagnosis": start.diagnosis.to_json() if start.diagnosis is not None else None,
     }
+
+
+def _check_writable(directory: Path, option: str) -> None:
+    """The unit dir must be writable (or creatable) before a release is even recorded."""
+    import os
+
+    probe = directory
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(
+            f"cannot write unit files into {directory} as this user",
+            field=option,
+            fix="run deploy as root (sudo) for the system manager, or use --user for your own",
+        )
 
 
 def _spec_json(spec: Spec) -> dict[str, Any]:
