@@ -19,7 +19,9 @@ def test_golden_units_are_current() -> None:
     for rel, text in docs.golden_units().items():
         path = ROOT / rel
         assert path.exists(), f"{rel} missing: run `python -m orchestrator.docs --write`"
-        assert path.read_text() == text, f"{rel} differs from the renderer: run `python -m orchestrator.docs --write`"
+        assert path.read_text() == text, (
+            f"{rel} differs from the renderer: run `python -m orchestrator.docs --write`"
+        )
     on_disk = {p.relative_to(ROOT) for p in (ROOT / "units").rglob("*.service")}
     assert on_disk == set(docs.golden_units()), "units/ holds files no built-in profile renders"
 
@@ -45,9 +47,14 @@ def test_server_unit_settings() -> None:
     unit_section = text.split("[Service]")[0]
     assert "StartLimitIntervalSec=" in unit_section  # start limits belong in [Unit]
     exec_line = next(ln for ln in text.splitlines() if ln.startswith("ExecStart="))
-    assert exec_line.startswith("ExecStart=/opt/sglang/bin/python -m sglang.launch_server --model-path /models/Kimi-K2.6 ")
+    assert exec_line.startswith(
+        "ExecStart=/opt/sglang/bin/python -m sglang.launch_server --model-path /models/Kimi-K2.6 "
+    )
     assert "--tp-size 8" in exec_line
-    assert "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4" in exec_line
+    assert (
+        "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4"
+        in exec_line
+    )
     assert "--speculative-draft-attention-backend trtllm_mha" in exec_line
 
 
@@ -127,6 +134,8 @@ def test_diff_against_installed(tmp_path: Path) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert render.diff(files, tmp_path) == ""
-    (tmp_path / spec.unit_name).write_text(files[spec.unit_name].replace("RestartSec=30", "RestartSec=5"))
+    (tmp_path / spec.unit_name).write_text(
+        files[spec.unit_name].replace("RestartSec=30", "RestartSec=5")
+    )
     d = render.diff(files, tmp_path)
     assert "-RestartSec=5" in d and "+RestartSec=30" in d

@@ -129,7 +129,9 @@ def test_killed_up_leaves_whole_units_and_is_reported(
     time.sleep(after_s)
     sbox.run(["kill", f"-{sig.name.removeprefix('SIG')}", str(pid)])
     proc.wait(timeout=30)
-    assert proc.returncode != 0, "deploy up finished before the signal: the test did not interrupt it"
+    assert proc.returncode != 0, (
+        "deploy up finished before the signal: the test did not interrupt it"
+    )
     files = {k: v for k, v in unit_files(sbox).items() if k.startswith("sglang-safe-crash")}
     for name, digest in files.items():
         assert digest in (want_old[name], want_new[name]), (
