@@ -14,12 +14,29 @@ from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, ROOT, toml
 
 RUN_DIR = ROOT / "tests" / ".run"  # inside the project, so the box sees it (bind mount)
 MODELS = "/srv/deploy-test/models"
-STANDIN_PYTHON = str(ROOT / "tests" / "standin" / "python")
+# The stand-in is installed in the box like an SGLang venv would be (/opt/...): the server
+# unit has PrivateTmp= and ProtectHome=, so a checkout under /tmp would be invisible to it.
+INSTALL = "/opt/deploy-test"
+STANDIN_PYTHON = f"{INSTALL}/tests/standin/python"
 UNIT_DIR = "/etc/systemd/system"
 
 
 def prepare(box: Box) -> None:
-    """The service user and the checkpoints the check oneshot looks for, inside the box."""
+    """The service user, the stand-in 'SGLang install' and the checkpoints, inside the box."""
+    box.run(
+        [
+            "sh",
+            "-c",
+            'rm -rf "$1" && mkdir -p "$1/tests" "$1/orchestrator/rules" && '
+            'cp -a "$2/tests/standin" "$1/tests/" && '
+            'cp "$2/orchestrator/rules/sglang_args.json" "$1/orchestrator/rules/" && '
+            'find "$1" -name __pycache__ -prune -exec rm -rf {} +',
+            "sh",
+            INSTALL,
+            str(ROOT),
+        ],
+        check=True,
+    )
     if box.run(["id", "sglang"]).returncode != 0:
         box.run(
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "sglang"],
