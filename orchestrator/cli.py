@@ -162,7 +162,7 @@ def render_cmd(
 
     try:
         spec = profiles.load(profile)
-        files = render.render(spec)
+        files = render.render(spec, user_mode=user)
         _render_warnings(spec, gpu)
         if show_diff:
             d = render.diff(files, unit_dir or _default_unit_dir(user))

@@ -232,7 +232,7 @@ async def up(
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
     warnings = _preflight(spec, gpus) if preflight else []
-    files = render.render(spec)
+    files = render.render(spec, user_mode=user)
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
     _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
@@ -630,7 +630,7 @@ async def rollback(
     store = Store(state_root, spec.name)
 
     def target() -> Any:
-        installed = {n: _read(unit_dir / n) or "" for n in render.render(spec)}
+        installed = {n: _read(unit_dir / n) or "" for n in render.render(spec, user_mode=user)}
         t = (
             store.get(to)
             if to is not None

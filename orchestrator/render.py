@@ -116,8 +116,9 @@ def _state_directory(working_directory: str) -> str | None:
     return rel
 
 
-def render(spec: Spec) -> dict[str, str]:
-    """unit file name -> content, for every unit this spec needs."""
+def render(spec: Spec, *, user_mode: bool = False) -> dict[str, str]:
+    """unit file name -> content, for every unit this spec needs. `user_mode`: for a user
+    manager (systemctl --user), which runs units as the calling user: no User=, no sandbox."""
     env = _env()
     files = {
         spec.unit_name: env.get_template("sglang.service.j2").render(
@@ -126,6 +127,7 @@ def render(spec: Spec) -> dict[str, str]:
             timeout_start_s=spec.health.startup_timeout_s + 600,
             gpu=KINDS.get(spec.hardware.gpu or ""),
             state_directory=_state_directory(spec.unit.working_directory),
+            user_mode=user_mode,
         )
     }
     if spec.unit.check_models:
@@ -134,7 +136,7 @@ def render(spec: Spec) -> dict[str, str]:
         if not lines:
             lines = [["/bin/echo", "deploy-check: no local checkpoint to check (hub ids only)"]]
         files[spec.check_unit_name] = env.get_template("sglang-check.service.j2").render(
-            spec=spec, check_argvs=lines
+            spec=spec, check_argvs=lines, user_mode=user_mode
         )
     return files
 

@@ -167,3 +167,40 @@ def test_logs_and_classify_from_the_journal(sbox: Box) -> None:
     saved = sbox.run(["journalctl", "-u", "sglang-e2e-logs.service", "-o", "json"]).stdout
     from_file = deploy(sbox, "logs", "--classify", "--input", "-", "--json", stdin=saved)
     assert from_file.json()["category"] == "spec-params-need-num-steps"
+
+
+USER_ENV = {
+    "XDG_RUNTIME_DIR": "/run/user/0",
+    "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
+}
+
+
+def test_user_manager(sbox: Box) -> None:
+    """--user: the same up/status/down against root's user manager (systemd --user)."""
+    assert sbox.systemctl("start", "user@0.service").returncode == 0
+    home = {"working_directory": "/root"}  # /var/lib/sglang is the system unit's StateDirectory
+    p = profile("e2e-user", port=31010, env={"STANDIN_READY_DELAY_S": "1.0"}, unit_extra=home)
+    r = deploy(sbox, "up", p, "--user", "--json", env=USER_ENV)
+    assert r.rc == 0, r.stdout + r.stderr
+    unit_file = sbox.run(["cat", "/root/.config/systemd/user/sglang-e2e-user.service"]).stdout
+    assert "\nUser=" not in unit_file and "WantedBy=default.target" in unit_file
+    s = deploy(sbox, "status", "e2e-user", "--user", "--json", env=USER_ENV)
+    (row,) = s.json()
+    assert (row["active_state"], row["health"]["status"]) == ("active", 200)
+    seed = profile(
+        "e2e-user-seed",
+        port=31011,
+        server=SEED,
+        unset=["server.speculative_num_steps"],
+        unit_extra=home,
+    )
+    f = deploy(sbox, "up", seed, "--user", "--no-preflight", "--json", env=USER_ENV)
+    assert f.rc == 1 and f.json()["diagnosis"]["category"] == "spec-params-need-num-steps"
+    d = deploy(sbox, "down", "e2e-user", "--user", env=USER_ENV)
+    assert d.rc == 0, d.stderr
+    assert (
+        sbox.run(
+            ["systemctl", "--user", "is-active", "sglang-e2e-user.service"], env=USER_ENV
+        ).stdout.strip()
+        == "inactive"
+    )
