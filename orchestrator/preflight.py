@@ -176,20 +176,29 @@ def run(
 
 
 # Runs inside the profile's interpreter: SGLang's own argument resolution, no GPU work.
+# sglang_verdict hides the GPUs (CUDA_VISIBLE_DEVICES=""), so SGLang's device detection
+# (get_device(), reached from serving_hook.handle_missing_default_values) would find no
+# accelerator and reject every config with "RuntimeError: No accelerator ...". Unless the
+# profile names a device, the probe resolves for the one the unit runs on: cuda. SGLang then
+# sees no GPU model or memory, so GPU-dependent defaults (the attention backend, for one)
+# are those of an unknown GPU, not the box's.
 _PROBE = r"""
 import json, sys
+argv = sys.argv[1:]
 try:
     from sglang.srt.server_args import prepare_server_args
     from sglang.srt.arg_groups.overrides import resolving_view
 except Exception as e:
     print(json.dumps({"available": False, "detail": f"{type(e).__name__}: {e}"}))
     sys.exit(0)
+if not any(a == "--device" or a.startswith("--device=") for a in argv):
+    argv += ["--device", "cuda"]
 try:
-    sa = prepare_server_args(sys.argv[1:])
+    sa = prepare_server_args(argv)
     sa.resolve_once()
     cfg = resolving_view(sa)
     keys = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
-            "attention_backend", "page_size", "speculative_draft_attention_backend")
+            "attention_backend", "page_size", "speculative_draft_attention_backend", "device")
     print(json.dumps({"available": True, "accepted": True, "detail": "accepted",
                       "resolved": {k: getattr(cfg, k, None) for k in keys}}, default=str))
 except SystemExit as e:
@@ -197,9 +206,11 @@ except SystemExit as e:
 except BaseException as e:
     import traceback
     tb = traceback.extract_tb(e.__traceback__)
-    where = f"{tb[-1].filename.split('site-packages/')[-1]}:{tb[-1].lineno} {tb[-1].line}" if tb else ""
-    print(json.dumps({"available": True, "accepted": False,
-                      "detail": f"{type(e).__name__}: {e} ({where})".replace(": (", " ("),}))
+    detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    if tb:
+        f = tb[-1]
+        detail += f" ({f.filename.split('site-packages/')[-1]}:{f.lineno} in {f.name}: {f.line})"
+    print(json.dumps({"available": True, "accepted": False, "detail": detail}))
 """
 
 
@@ -216,7 +227,14 @@ def sglang_verdict(
             capture_output=True,
             text=True,
             timeout=timeout_s,
-            env={"PATH": "/usr/bin:/bin", "SGLANG_IS_IN_CI": "0", "CUDA_VISIBLE_DEVICES": ""},
+            env={
+                "PATH": "/usr/bin:/bin",
+                "SGLANG_IS_IN_CI": "0",
+                "CUDA_VISIBLE_DEVICES": "",
+                # As in the unit: a local path that is not there must not send transformers
+                # to the Hub.
+                "HF_HUB_OFFLINE": "1",
+            },
         )
     except FileNotFoundError:
         return SglangVerdict(False, None, f"{spec.unit.python} does not exist on this machine")
@@ -229,9 +247,19 @@ def sglang_verdict(
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return SglangVerdict(False, None, f"the probe failed in {spec.unit.python}: {tail}")
     data = json.loads(line)
+    detail = str(data.get("detail", ""))
+    accepted = data.get("accepted")
+    if accepted is False and any(m in detail for m in GPU_BOUND_ERRORS):
+        # The probe sees no GPU, so SGLang's GPU checks cannot pass here: no verdict either way.
+        accepted = None
+        detail += " (depends on the GPU, which the probe cannot see: not a verdict)"
     return SglangVerdict(
         available=bool(data.get("available")),
-        accepted=data.get("accepted"),
-        detail=str(data.get("detail", "")),
+        accepted=accepted,
+        detail=detail,
         resolved=data.get("resolved") or {},
     )
+
+
+# SGLang errors that only say the probe's machine lacks the GPU the unit will run on.
+GPU_BOUND_ERRORS = ("only supported on Blackwell", "only supported on Hopper", "No accelerator")
