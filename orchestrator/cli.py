@@ -385,18 +385,9 @@ def _ago(seconds: float) -> str:
 
 
 def _deployment_name(profile: str) -> str:
-    """A profile argument to the deployment name: a built-in or file is loaded; a bare name
-    that is not a profile is taken as a deployment name as it is."""
-    from orchestrator import profiles
-    from orchestrator.errors import ProfileError
-    from orchestrator.spec import NAME_RE
-
-    try:
-        return profiles.load(profile).name
-    except ProfileError:
-        if NAME_RE.match(profile):
-            return profile
-        raise
+    """A profile argument to the deployment name (see `_try_profile`)."""
+    spec = _try_profile(profile)
+    return spec.name if spec is not None else profile
 
 
 @app.command("down")
