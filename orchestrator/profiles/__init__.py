@@ -59,15 +59,44 @@ def _str(value: Any, fieldname: str) -> str:
     return value
 
 
-def _abspath(value: Any, fieldname: str) -> str:
-    s = _str(value, fieldname)
-    if not s.startswith("/"):
-        raise ProfileError(
-            f"{fieldname} = {s!r} is not an absolute path",
-            field=fieldname,
-            fix=f"give {fieldname} as an absolute path such as /opt/sglang/bin/python",
-        )
-    return s
+def _matching(pattern: re.Pattern[str], what: str, fix: str) -> Check:
+    """A string that must match `pattern`; `what` completes "X = 'v' is not ...", and `fix`
+    may name the field as {field}."""
+
+    def check(value: Any, fieldname: str) -> str:
+        s = _str(value, fieldname)
+        if not pattern.match(s):
+            raise ProfileError(
+                f"{fieldname} = {s!r} is not {what}",
+                field=fieldname,
+                fix=fix.format(field=fieldname),
+            )
+        return s
+
+    return check
+
+
+_abspath = _matching(
+    re.compile(r"^/"),
+    "an absolute path",
+    "give {field} as an absolute path such as /opt/sglang/bin/python",
+)
+_path_str = _matching(
+    re.compile(r"^/"),
+    "a URL path starting with /",
+    'write {field} as an URL path such as "/health"',
+)
+_user = _matching(
+    USER_RE,
+    "a valid user or group name",
+    "use a name of lower-case letters, digits, '_' and '-', such as sglang",
+)
+_env_name = _matching(
+    ENV_KEY_RE,
+    "an environment variable name",
+    "use letters, digits and '_' only, e.g. SGLANG_API_KEY",
+)
+_host = _matching(HOST_RE, "a host name or address", "set {field} to an address such as 127.0.0.1")
 
 
 def _int(lo: int, hi: int) -> Check:
@@ -105,17 +134,6 @@ def _one_of(*options: str) -> Check:
     return check
 
 
-def _user(value: Any, fieldname: str) -> str:
-    s = _str(value, fieldname)
-    if not USER_RE.match(s):
-        raise ProfileError(
-            f"{fieldname} = {s!r} is not a valid user or group name",
-            field=fieldname,
-            fix="use a name of lower-case letters, digits, '_' and '-', such as sglang",
-        )
-    return s
-
-
 SECRET_KEY = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)", re.I
 )
@@ -146,39 +164,6 @@ def _environment(value: Any, fieldname: str) -> dict[str, str]:
             raise _type_error(f"{fieldname}.{k}", "a string or number", v)
         out[k] = str(v)
     return out
-
-
-def _env_name(value: Any, fieldname: str) -> str:
-    s = _str(value, fieldname)
-    if not ENV_KEY_RE.match(s):
-        raise ProfileError(
-            f"{fieldname} = {s!r} is not an environment variable name",
-            field=fieldname,
-            fix="use letters, digits and '_' only, e.g. SGLANG_API_KEY",
-        )
-    return s
-
-
-def _path_str(value: Any, fieldname: str) -> str:
-    s = _str(value, fieldname)
-    if not s.startswith("/"):
-        raise ProfileError(
-            f"{fieldname} = {s!r} must start with /",
-            field=fieldname,
-            fix=f'write {fieldname} as an URL path such as "/health"',
-        )
-    return s
-
-
-def _host(value: Any, fieldname: str) -> str:
-    s = _str(value, fieldname)
-    if not HOST_RE.match(s):
-        raise ProfileError(
-            f"{fieldname} = {s!r} is not a host name or address",
-            field=fieldname,
-            fix=f"set {fieldname} to an address such as 127.0.0.1",
-        )
-    return s
 
 
 def _gpu(value: Any, fieldname: str) -> str:
