@@ -362,8 +362,8 @@ async def _accept_length(client: Any, base_url: str) -> float | None:
     states = info.get("internal_states") if isinstance(info, dict) else None
     if not isinstance(states, list):
         return None
-    lens = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
-    lens = [x for x in lens if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
+    lens: list[float] = [x for x in raw if isinstance(x, (int, float)) and not isinstance(x, bool)]
     return round(sum(lens) / len(lens), 3) if lens else None
 
 

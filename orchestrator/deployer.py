@@ -534,8 +534,8 @@ def _server_facts(info: Any) -> dict[str, Any]:
     facts = {k: info[k] for k in keys if info.get(k) is not None}
     states = info.get("internal_states")
     if isinstance(states, list):
-        lens = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
-        lens = [x for x in lens if isinstance(x, (int, float))]
+        raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
+        lens: list[float] = [x for x in raw if isinstance(x, (int, float))]
         if lens:
             facts["avg_spec_accept_length"] = round(sum(lens) / len(lens), 3)
     return facts

@@ -152,9 +152,9 @@ def _candidate_lines(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
     for kw in keywords:
         i = text.find(kw)
         while i != -1:
-            ln = bisect.bisect_right(starts, i) - 1
-            hits.add(ln)
-            i = text.find(kw, starts[ln + 1]) if ln + 1 < n else -1
+            row = bisect.bisect_right(starts, i) - 1
+            hits.add(row)
+            i = text.find(kw, starts[row + 1]) if row + 1 < n else -1
     return sorted(hits)
 
 

@@ -149,7 +149,7 @@ def _read(path: str) -> str | None:
 def unit_of_cgroup(text: str) -> str | None:
     """The systemd unit (the innermost `*.service` or `*.scope`) in /proc/PID/cgroup text,
     for cgroup v2 ("0::/system.slice/x.service") and v1 ("1:name=systemd:/...")."""
-    paths = []
+    paths: list[str] = []
     for line in text.splitlines():
         parts = line.split(":", 2)
         if len(parts) != 3:

@@ -294,10 +294,10 @@ def _parse_text_line(
             )
     # -o cat (or anything else): the message only. Date it from SGLang's own "[YYYY-mm-dd …]"
     # prefix; lines without one (traceback lines) take the time of the line before.
-    ts = _sgl_ts(line) if line.startswith("[") else None
-    if ts is None and prev is not None:
-        ts = prev.timestamp_us
-    return JournalEntry(timestamp_us=ts, message=line, source="text")
+    stamp = _sgl_ts(line) if line.startswith("[") else None
+    if stamp is None and prev is not None:
+        stamp = prev.timestamp_us
+    return JournalEntry(timestamp_us=stamp, message=line, source="text")
 
 
 def parse_text(text: str, *, year: int | None = None) -> list[JournalEntry]:

@@ -83,7 +83,7 @@ class Store:
 
     def releases(self) -> list[Release]:
         base = self.dir / "releases"
-        out = []
+        out: list[Release] = []
         try:
             if not base.is_dir():
                 return out

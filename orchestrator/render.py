@@ -143,7 +143,7 @@ def render(spec: Spec, *, user_mode: bool = False) -> dict[str, str]:
 
 def diff(files: Mapping[str, str], unit_dir: Path) -> str:
     """A unified diff of what is installed in unit_dir against these files ('' = identical)."""
-    chunks = []
+    chunks: list[str] = []
     for name, new in sorted(files.items()):
         path = unit_dir / name
         try:

@@ -242,7 +242,11 @@ class Systemd:
     def close(self) -> None:
         self._bus.remove_message_handler(self._on_message)
         self._bus.disconnect()
-        for fut in [*self._job_waiters.values(), *self._reload_waiters]:
+        waiting: list[asyncio.Future[str] | asyncio.Future[None]] = [
+            *self._job_waiters.values(),
+            *self._reload_waiters,
+        ]
+        for fut in waiting:
             if not fut.done():
                 fut.cancel()
 
@@ -270,9 +274,9 @@ class Systemd:
                         self._jobs_done.popitem(last=False)
             elif msg.member == "Reloading" and msg.body and not msg.body[0]:
                 waiters, self._reload_waiters = self._reload_waiters, []
-                for fut in waiters:
-                    if not fut.done():
-                        fut.set_result(None)
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
         elif msg.member == "PropertiesChanged" and msg.interface == PROPS:
             for w in self._watches.get(msg.path or "", ()):
                 w.poke()
@@ -369,8 +373,9 @@ class Systemd:
             ping = asyncio.ensure_future(
                 self._call("Get", "ss", [MANAGER, "Version"], interface=PROPS)
             )
+            either: list[asyncio.Future[None] | asyncio.Future[list[Any]]] = [fut, ping]
             done, _ = await asyncio.wait(
-                [fut, ping], timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
+                either, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED
             )
             if not done:
                 raise SystemdError(f"daemon-reload did not finish within {timeout_s:.0f} s")
@@ -408,13 +413,13 @@ class Systemd:
             "EnableUnitFiles", "asbb", list(units), False, False
         )
         await self.reload()
-        return [tuple(c) for c in changes]  # type: ignore[misc]
+        return [tuple(c) for c in changes]
 
     async def disable(self, units: Iterable[str]) -> list[tuple[str, str, str]]:
         """Disable unit files, then reload."""
         (changes,) = await self._manager("DisableUnitFiles", "asb", list(units), False)
         await self.reload()
-        return [tuple(c) for c in changes]  # type: ignore[misc]
+        return [tuple(c) for c in changes]
 
     async def reset_failed(self, unit: str) -> None:
         """Clear the failed state and restart counter of `unit` (no-op if not loaded)."""
@@ -427,11 +432,14 @@ class Systemd:
     async def state(self, unit: str) -> UnitState:
         """A fresh snapshot of `unit` (loads it if needed)."""
         path = unit_object_path(unit)
-        unit_props, svc_props = await asyncio.gather(
+        # Unpacked in a second step: mypy cannot infer the element types when the awaited
+        # gather() is unpacked directly ("Cannot determine type").
+        replies = await asyncio.gather(
             self._call("GetAll", "s", [UNIT], path=path, interface=PROPS),
             self._call("GetAll", "s", [SERVICE], path=path, interface=PROPS),
             return_exceptions=True,
         )
+        unit_props, svc_props = replies
         if isinstance(unit_props, BaseException):
             raise unit_props
         svc = {} if isinstance(svc_props, BaseException) else svc_props[0]
