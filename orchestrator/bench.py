@@ -359,12 +359,9 @@ async def _accept_length(client: Any, base_url: str) -> float | None:
         info = r.json() if r.status_code == 200 else None
     except (httpx.HTTPError, ValueError):
         return None
-    states = info.get("internal_states") if isinstance(info, dict) else None
-    if not isinstance(states, list):
-        return None
-    raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
-    lens: list[float] = [x for x in raw if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    return round(sum(lens) / len(lens), 3) if lens else None
+    from orchestrator.deployer import accept_length
+
+    return accept_length(info)
 
 
 async def run_level(

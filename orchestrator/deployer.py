@@ -518,6 +518,16 @@ def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
     return r.status, data, r.reason
 
 
+def accept_length(info: Any) -> float | None:
+    """SGLang's average speculative accept length from /server_info, over its DP ranks."""
+    states = info.get("internal_states") if isinstance(info, dict) else None
+    if not isinstance(states, list):
+        return None
+    raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
+    lens: list[float] = [x for x in raw if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    return round(sum(lens) / len(lens), 3) if lens else None
+
+
 def _server_facts(info: Any) -> dict[str, Any]:
     if not isinstance(info, dict):
         return {}
@@ -532,12 +542,9 @@ def _server_facts(info: Any) -> dict[str, Any]:
         "version",
     )
     facts = {k: info[k] for k in keys if info.get(k) is not None}
-    states = info.get("internal_states")
-    if isinstance(states, list):
-        raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
-        lens: list[float] = [x for x in raw if isinstance(x, (int, float))]
-        if lens:
-            facts["avg_spec_accept_length"] = round(sum(lens) / len(lens), 3)
+    acc = accept_length(info)
+    if acc is not None:
+        facts["avg_spec_accept_length"] = acc
     return facts
 
 
