@@ -195,20 +195,33 @@ async def _start_and_wait(
     )
     if outcome.status == "healthy":
         return start
-    t_fail = time.monotonic()
-    final = outcome.unit or st
-    start.diagnosis = await asyncio.to_thread(
-        diagnose_start,
+    start.diagnosis, start.diagnosed_in_s = await _diagnose(
         spec,
         spec.unit_name,
         invocation,
+        outcome.unit or st,
         user=user,
-        systemd_result=final.result if final else None,
-        exit_status=_exit_status(final),
         timed_out=outcome.status == "timeout",
     )
-    start.diagnosed_in_s = round(time.monotonic() - t_fail, 3)
     return start
+
+
+async def _diagnose(
+    spec: Spec, unit: str, invocation: str, state: Any, *, user: bool, timed_out: bool
+) -> tuple[Any, float]:
+    """(diagnosis, seconds it took) for one start of `unit`, off the event loop."""
+    t = time.monotonic()
+    diag = await asyncio.to_thread(
+        diagnose_start,
+        spec,
+        unit,
+        invocation,
+        user=user,
+        systemd_result=state.result if state else None,
+        exit_status=_exit_status(state),
+        timed_out=timed_out,
+    )
+    return diag, round(time.monotonic() - t, 3)
 
 
 async def up(
@@ -436,16 +449,8 @@ async def _failed_before_start(spec: Spec, sd: Any, result: str, st: Any, user: 
         unit, failed = spec.check_unit_name, check
     else:
         failed = st
-    t = time.monotonic()
-    diag = await asyncio.to_thread(
-        diagnose_start,
-        spec,
-        unit,
-        failed.invocation_id,
-        user=user,
-        systemd_result=failed.result,
-        exit_status=_exit_status(failed),
-        timed_out=False,
+    diag, took = await _diagnose(
+        spec, unit, failed.invocation_id, failed, user=user, timed_out=False
     )
     return _Start(
         outcome="failed",
@@ -454,7 +459,7 @@ async def _failed_before_start(spec: Spec, sd: Any, result: str, st: Any, user: 
         phase=None,
         unit_state=asdict(failed),
         diagnosis=diag,
-        diagnosed_in_s=round(time.monotonic() - t, 3),
+        diagnosed_in_s=took,
     )
 
 
