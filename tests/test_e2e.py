@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.box import Box
-from tests.e2e import deploy, prepare, profile, show, unit_files
+from tests.e2e import box_pid, deploy, prepare, profile, show, start_deploy, unit_files
 
 pytestmark = pytest.mark.box
 
@@ -204,3 +204,19 @@ def test_user_manager(sbox: Box) -> None:
         ).stdout.strip()
         == "inactive"
     )
+
+
+def test_logs_follow(sbox: Box) -> None:
+    """--follow prints the last lines, then new ones as they come, until interrupted."""
+    p = profile("e2e-follow", port=31012, env={"STANDIN_READY_DELAY_S": "1.0"})
+    assert deploy(sbox, "up", p).rc == 0
+    proc = start_deploy(sbox, "logs", p, "--follow", pidfile="/run/e2e-follow.pid")
+    pid = box_pid(sbox, "/run/e2e-follow.pid")
+    time.sleep(2.0)
+    assert deploy(sbox, "down", p).rc == 0  # new lines: the stand-in's shutdown, PID 1's "Stopped"
+    time.sleep(1.5)
+    sbox.run(["kill", "-INT", str(pid)])
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    assert "The server is fired up and ready to roll!" in out
+    assert "Stopped sglang-e2e-follow.service" in out
