@@ -41,8 +41,7 @@ from typing import Any
 
 from orchestrator.errors import InputError
 
-DEFAULT_STATE_DIR = "/var/lib/deploy"
-STATE_DIR_ENV = "DEPLOY_STATE_DIR"
+STATE_DIR_ENV = "DEPLOY_STATE_DIR"  # named in messages; read by releases.state_dir
 MAX_CONCURRENCY = 4096
 MAX_REQUESTS = 100_000
 INPUT_LEN_RANGE = (1, 1_000_000)
@@ -550,8 +549,10 @@ async def run(
 
 
 def state_dir(given: str | os.PathLike[str] | None = None) -> Path:
-    """--state-dir, else $DEPLOY_STATE_DIR, else /var/lib/deploy."""
-    return Path(given or os.environ.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR).expanduser()
+    """The state dir releases use too (see `releases.state_dir`)."""
+    from orchestrator.releases import state_dir as shared
+
+    return shared(given)
 
 
 def bench_dir(state: Path, profile: str) -> Path:

@@ -31,11 +31,12 @@ from orchestrator.files import write_atomically
 DEFAULT_STATE_DIR = Path("/var/lib/deploy")
 
 
-def state_dir(explicit: Path | None = None) -> Path:
-    if explicit is not None:
-        return explicit
-    env = os.environ.get("DEPLOY_STATE_DIR")
-    return Path(env) if env else DEFAULT_STATE_DIR
+STATE_DIR_ENV = "DEPLOY_STATE_DIR"
+
+
+def state_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--state-dir, else $DEPLOY_STATE_DIR, else /var/lib/deploy (releases and bench runs)."""
+    return Path(explicit or os.environ.get(STATE_DIR_ENV) or DEFAULT_STATE_DIR).expanduser()
 
 
 def digest(files: Mapping[str, str]) -> str:
