@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from orchestrator.flags import flag
 from orchestrator.hardware import FORCED_PAGE_SIZE, GpuKind, default_attention_backend
 from orchestrator.spec import Spec
 
@@ -79,7 +80,7 @@ class Context:
         """(effective target attention backend, who chose it)."""
         for key in ("decode_attention_backend", "attention_backend"):
             if self.args.get(key):
-                return str(self.args[key]), f"--{key.replace('_', '-')}"
+                return str(self.args[key]), flag(key)
         auto = default_attention_backend(self.gpu, self.attention_kind)
         if auto:
             return (

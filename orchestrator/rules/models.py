@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from orchestrator.flags import flag
 from orchestrator.rules.base import Context, Finding, ModelInfo, Rule
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -79,7 +80,7 @@ def paths(ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 "model-path-missing",
                 "error" if ctx.on_box else "warning",
-                (f"--{key.replace('_', '-')}",),
+                (flag(key),),
                 f"the {role} path {info.path} does not exist on this machine"
                 + (
                     ""
@@ -92,7 +93,7 @@ def paths(ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 "model-config-unreadable",
                 "error",
-                (f"--{key.replace('_', '-')}",),
+                (flag(key),),
                 f"the {role}'s config.json cannot be read: {info.detail}",
                 f"make sure {info.path}/config.json exists, is valid JSON and is readable by the service user",
             )
@@ -100,7 +101,7 @@ def paths(ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 "model-path-hub",
                 "info",
-                (f"--{key.replace('_', '-')}",),
+                (flag(key),),
                 f"the {role} {info.path} is a hub id; its config is not checked here, and the server "
                 "downloads it at start-up",
                 f"download it and set {key} to the local directory for a predictable start",
