@@ -38,7 +38,7 @@ from typing import Any
 from orchestrator.flags import from_argv
 from orchestrator.journal import JournalEntry, JournalLines
 from orchestrator.rules import classify as R
-from orchestrator.rules.milestones import phase_of
+from orchestrator.sglang import phase_of
 
 __all__ = [
     "Diagnosis",

@@ -90,7 +90,7 @@ def context(
     what NVML sees (`gpus`, from `orchestrator.gpus.probe()`; None = not probed), else the
     profile's `[hardware] gpu`. NVML's view is judged as the target unless `--gpu` names
     another kind off the box (then the GPUs themselves are not checked: gpu-mismatch says so)."""
-    args = {**table().defaults(), **spec.server}
+    args = {**table(spec.sglang.version).defaults(), **spec.server}
     for name, where in ((gpu, "--gpu"), (spec.hardware.gpu, "[hardware] gpu")):
         if name is not None and name not in KINDS:
             raise InputError(

@@ -15,6 +15,7 @@ from orchestrator import diagnose
 from orchestrator.diagnose import Diagnosis, classify, classify_text
 from orchestrator.journal import JournalEntry, parse_text
 from orchestrator.rules import classify as R
+from tests.helpers import said, say
 
 LOGS = Path(__file__).resolve().parent / "logs"
 ROOT = LOGS.parent.parent
@@ -160,16 +161,16 @@ def test_echoes_never_win_even_first() -> None:
     es = _entries(
         (
             1_000_000_000,
-            "[2026-12-02 14:00:00] Received sigquit from a child process. It usually means the child failed.",
+            "[2026-12-02 14:00:00] " + say("sigquit"),
         ),
         (1_000_000_001, "sglang-kimi.service: Failed with result 'exit-code'."),
         (
             1_002_000_000,
-            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+            said("not-enough-memory"),
         ),
         (
             1_003_000_000,
-            "[2026-12-02 14:00:03] Initialization failed. Please see the error messages above.",
+            "[2026-12-02 14:00:03] " + say("init-failed"),
         ),
     )
     d = classify(es)

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from orchestrator import preflight, profiles
 from orchestrator.cli import app
-from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
+from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, said, write_profile
 
 SPEC = [
     "server.speculative_num_steps",
@@ -124,9 +124,7 @@ def test_steps_without_topk_type_error_both(tmp_path: Path, venv_python: str) ->
     """Steps set, top-k unset: SGLang compares None > 1 and dies with a TypeError."""
     r = checked(tmp_path, venv_python, "steps-no-topk", {"unset": SPEC[1:]})
     assert r.sglang is not None and r.sglang.accepted is False
-    assert r.sglang.detail.startswith(
-        "TypeError: '>' not supported between instances of 'NoneType' and 'int'"
-    ), r.sglang.detail
+    assert r.sglang.detail.startswith(said("spec-steps-need-topk")), r.sglang.detail
     assert SPECULATIVE_HOOK in r.sglang.detail and "in _handle_eagle_family" in r.sglang.detail
     assert "spec-num-steps-needs-topk" in errors(r)
     assert r.disagreement is None
@@ -136,7 +134,7 @@ def test_unknown_algorithm_rejected_by_both(tmp_path: Path, venv_python: str) ->
     """Not an argparse choice: SGLang rejects it while resolving, with a ValueError."""
     r = checked(tmp_path, venv_python, "unknown", {"server": {"speculative_algorithm": "EAGLE4"}})
     assert r.sglang is not None and r.sglang.accepted is False
-    assert r.sglang.detail.startswith("ValueError: Unknown speculative algorithm name: EAGLE4"), (
+    assert r.sglang.detail.startswith(said("spec-unknown-algorithm", name="EAGLE4")), (
         r.sglang.detail
     )
     assert "spec-unknown-algorithm" in errors(r)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import lead, said, say
+
 STANDIN = Path(__file__).resolve().parent / "standin" / "python"
 SEED_SPEC = [
     "--speculative-algorithm",
@@ -173,16 +175,16 @@ def test_start_health_and_generation(tmp_path: Path) -> None:
     err = p.stderr()
     order = [
         "server_args={'model_path': '/tmp/x'",
-        "TP7] Init parallel begin.",
-        "TP0] Load weight begin. avail mem=",
-        "TP0] Load weight end. elapsed=",
-        "TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: ",
-        "TP0] Memory pool end. avail mem=",
-        "TP0] Capture target verify CUDA graph begin.",
-        "TP0] Capture draft decode CUDA graph begin.",
-        "TP0] Capture draft extend CUDA graph end.",
+        "TP7] " + say("ms-init-begin"),
+        "TP0] " + lead("ms-load-begin"),
+        "TP0] " + lead("ms-load-end"),
+        "TP0] " + lead("ms-kv-cache", dtype="torch.bfloat16"),
+        "TP0] " + lead("ms-memory-pool"),
+        "TP0] " + lead("ms-graph-begin", name="target verify"),
+        "TP0] " + lead("ms-graph-begin", name="draft decode"),
+        "TP0] " + lead("ms-graph-end", name="draft extend"),
         "INFO:     Uvicorn running on http://127.0.0.1:",
-        "The server is fired up and ready to roll!",
+        say("ms-ready"),
         "INFO:     Finished server process",
     ]
     pos = [err.find(s) for s in order]
@@ -212,11 +214,11 @@ def test_seed_flags_assertion(tmp_path: Path) -> None:
     [
         (
             ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"],
-            "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+            said("spec-steps-need-topk"),
         ),
         (
             ["--speculative-algorithm", "bogus"],
-            "ValueError: Unknown speculative algorithm name: BOGUS",
+            said("spec-unknown-algorithm", name="BOGUS"),
         ),
     ],
 )
@@ -236,10 +238,12 @@ def test_oom_dies_by_sigkill(tmp_path: Path) -> None:
     assert p.p.wait(timeout=10) == -signal.SIGKILL
     err = p.stderr()
     assert "TP7] Load weight end." in err
-    assert "TP3] Scheduler hit an exception: Traceback (most recent call last):" in err
+    assert (
+        "TP3] " + say("scheduler-exception", traceback="Traceback (most recent call last):") in err
+    )
     assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate" in err
     assert "GPU 3 has a total capacity of" in err
-    assert "Received sigquit from a child process. It usually means the child failed." in err
+    assert say("sigquit") in err
     assert err.rstrip().endswith(f"include_parent=True, pid={p.p.pid}")
 
 
@@ -251,7 +255,7 @@ def test_hang_never_binds(tmp_path: Path) -> None:
         assert p.p.poll() is None
         with pytest.raises(ConnectionRefusedError):
             get(port, "/health")
-        assert p.stderr().rstrip().endswith("Load weight begin. avail mem=138.96 GB")
+        assert p.stderr().rstrip().endswith(say("ms-load-begin", avail="138.96"))
     finally:
         p.p.kill()
         p.p.wait()
@@ -266,6 +270,6 @@ def test_graph_failure(tmp_path: Path) -> None:
     )
     assert p.p.wait(timeout=10) == -signal.SIGKILL
     err = p.stderr()
-    assert "Capture target decode CUDA graph begin." in err
-    assert "Exception: Capture cuda graph failed: CUDA error: out of memory" in err
+    assert lead("ms-graph-begin", name="target decode") in err
+    assert said("cuda-graph-capture-failed", error="CUDA error: out of memory") in err
     assert "During handling of the above exception, another exception occurred:" in err

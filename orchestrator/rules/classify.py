@@ -14,9 +14,9 @@ Roles
   deadline passed: the real error, if any was logged, explains it).
 - ``hint``: weak evidence (a bare SIGKILL): used only when there is neither a cause nor a
   fallback, and the summary says it is inferred.
-- ``echo``: a consequence of an earlier failure ("Received sigquit from a child process",
-  "Scheduler hit an exception:", "Initialization failed. Please see the error messages above",
-  systemd's "Failed with result 'exit-code'"). An echo never names the category.
+- ``echo``: a consequence of an earlier failure (SGLang's sigquit, scheduler-exception and
+  init-failed messages, systemd's "Failed with result 'exit-code'"). An echo never names the
+  category.
 
 Order and tie-break (see `orchestrator.diagnose.classify`)
 ----------------------------------------------------------
@@ -33,8 +33,10 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from orchestrator import sglang
 
 CAUSE = "cause"
 FALLBACK = "fallback"
@@ -108,6 +110,48 @@ def pat(
     )
 
 
+def said(
+    mid: str,
+    *,
+    context: tuple[str, ...] | str = (),
+    anywhere: bool = False,
+    role: str | None = None,
+    preflight: str | None = None,
+    summary: str | None = None,
+    fix: str | None = None,
+    fields: Mapping[str, str] | None = None,
+    suffix: str | None = None,
+    **detail: str,
+) -> tuple[Pat, ...]:
+    """Patterns for an SGLang message, from its text in every known release (one pattern per
+    distinct wording; orchestrator/sglang holds the texts). The whole text is the `msg` group,
+    the exception class (when SGLang raises it) the `exc` group, each field a group of its own.
+    `anywhere`: the text may stand inside a longer line (a logger prefix, a wrapper).
+    `suffix`: a message SGLang may append to this one (optional in the match)."""
+    out: list[Pat] = []
+    tail = "".join(f"(?:{t.regex()})?" for t in sglang.all_messages(suffix)[:1]) if suffix else ""
+    for m in sglang.all_messages(mid):
+        body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
+        exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
+        regex = _EXC + exc + body if exc else body
+        p = pat(
+            regex,
+            m.keyword(),
+            context=context,
+            role=role,
+            preflight=preflight if preflight is not None else m.preflight,
+            summary=summary,
+            fix=fix,
+        )
+        out.append(replace(p, detail=dict(detail)) if detail else p)
+    return tuple(out)
+
+
+def example(mid: str, **values: object) -> str:
+    """What the newest release prints for message `mid` (for the docs' examples)."""
+    return sglang.NEWEST.message(mid).line(**values)
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str  # stable category id (used in --json output and docs anchors)
@@ -127,17 +171,26 @@ class Rule:
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
     """spec-params-need-num-steps: the words come from preflight (rules/speculative.py)."""
-    try:
-        from orchestrator.rules.speculative import need_steps_explanation
-    except ImportError:  # preflight's module not there (partial install): same facts, plainly
-        return (
-            "speculative_num_steps is unset while --speculative-eagle-topk and/or "
-            "--speculative-num-draft-tokens are set: SGLang then auto-chooses all three and "
-            "asserts that top-k and draft tokens are unset (a bare AssertionError)",
-            "set --speculative-num-steps (and keep the three consistent) or drop both",
-        )
+    from orchestrator.rules.speculative import need_steps_explanation
+
     return need_steps_explanation(dict(flags))
 
+
+# Where each known release asserts (the seed's bare AssertionError), from orchestrator/sglang.
+_NEED_STEPS_FRAMES = tuple(
+    {
+        r.frame("spec-need-steps").where: r.frame("spec-need-steps")
+        for r in sglang.RELEASES.values()
+    }.values()
+)
+_NEED_STEPS_FUNCS = "|".join(sorted({f"in {f.function}" for f in _NEED_STEPS_FRAMES}))
+_NEED_STEPS_SOURCES = "|".join(
+    sorted(
+        {re.escape(f.source.strip()) for f in _NEED_STEPS_FRAMES}
+        | {r"speculative_eagle_topk is None", r"speculative_num_draft_tokens is None"}
+        | {r"^\s*assert\s*\(?\s*$"}
+    )
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -156,18 +209,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC + r"AssertionError\s*$",
                 "AssertionError",
-                context=(
-                    r"in _handle_eagle_family|in _handle_speculative_decoding",
-                    r"speculative_eagle_topk is None|speculative_num_draft_tokens is None|^\s*assert\s*\(?\s*$",
-                ),
+                context=(_NEED_STEPS_FUNCS, _NEED_STEPS_SOURCES),
             ),
         ),
         preflight_rule="spec-params-need-num-steps",
         explain=_need_steps,
-        examples=(
-            '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/arg_groups/speculative_hook.py", line 1162, in _handle_eagle_family\n'
-            "    and cfg.speculative_num_draft_tokens is None\n"
-            "AssertionError",
+        examples=tuple(
+            f'  File ".../sglang/{f.file}", line {f.line}, in {f.function}\n    {f.source}\nAssertionError'
+            for f in _NEED_STEPS_FRAMES
         ),
     ),
     Rule(
@@ -181,49 +230,36 @@ RULES: tuple[Rule, ...] = (
             "arg_groups/overrides.py)."
         ),
         patterns=(
-            pat(
-                _EXC
-                + r"(?P<exc>TypeError): (?P<msg>'[<>]=?' not supported between instances of 'NoneType' and 'int')",
-                "TypeError",
+            *said(
+                "spec-steps-need-topk",
                 context=_SPEC_FRAMES,
-                preflight="spec-num-steps-needs-topk",
                 summary="--speculative-num-steps is set but --speculative-eagle-topk is not: SGLang compares the unset top-k with an int ({exc}: {msg})",
                 fix="set --speculative-eagle-topk (and --speculative-num-draft-tokens) together with --speculative-num-steps, or set none of the three and let SGLang choose",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError): (?P<msg>speculative_eagle_topk > 1 with page_size > 1 is only supported on .*?got attention_backend=(?P<backend>'?[\w-]+'?).*)",
-                "page_size > 1",
-                preflight="spec-tree-page-size-backend",
-                summary="speculative top-k > 1 needs a tree-capable attention backend with paged KV; got attention_backend={backend}",
-                fix="use --speculative-eagle-topk 1 (on B200 the default trtllm_mla backend forces page size 64), or set --attention-backend fa3, flashinfer or triton",
+            *said(
+                "spec-tree-page-size",
+                summary="speculative top-k > 1 needs a tree-capable attention backend with paged KV; the attention backend was {backend}",
+                fix="use --speculative-eagle-topk 1 (on B200 the default trtllm_mla backend forces page size 64), or set --attention-backend to one of {backends}",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError): (?P<msg>Unknown speculative algorithm name: (?P<algo>.*))",
-                "Unknown speculative algorithm",
-                preflight="spec-unknown-algorithm",
-                summary="unknown speculative algorithm {algo!r}",
+            *said(
+                "spec-unknown-algorithm",
+                summary="unknown speculative algorithm {name!r}",
                 fix="set --speculative-algorithm to one SGLang knows (EAGLE3 for an EAGLE-3 drafter; EAGLE, NEXTN, STANDALONE, NGRAM, ...)",
             ),
-            pat(
-                _EXC + r"(?P<exc>ValueError): (?P<msg>trtllm_mha backend only supports topk = 1.*)",
-                "trtllm_mha backend only supports topk",
-                preflight="spec-trtllm-mha-topk",
+            *said(
+                "spec-trtllm-mha-topk",
                 fix="use --speculative-eagle-topk 1 with the trtllm_mha (draft) attention backend, or pick another draft attention backend",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError|NotImplementedError): (?P<msg>--speculative-use-rejection-sampling .*)",
-                "--speculative-use-rejection-sampling",
-                preflight="spec-rejection-sampling",
+            *said(
+                "spec-rejection-algorithm",
                 fix="rejection sampling needs EAGLE/EAGLE3 with --speculative-eagle-topk 1 and default accept thresholds: change those or drop --speculative-use-rejection-sampling",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError): (?P<msg>TRTLLM MLA backend is only supported on Blackwell GPUs.*)",
-                "TRTLLM MLA backend is only supported on Blackwell",
-                preflight="trtllm-mla-needs-blackwell",
+            *said(
+                "spec-rejection-topk",
+                fix="rejection sampling needs EAGLE/EAGLE3 with --speculative-eagle-topk 1 and default accept thresholds: change those or drop --speculative-use-rejection-sampling",
+            ),
+            *said(
+                "trtllm-mla-blackwell",
                 fix="this GPU is not Blackwell: drop --attention-backend trtllm_mla (and --speculative-draft-attention-backend trtllm_mla) or set fa3 / flashinfer / triton",
             ),
             pat(
@@ -234,14 +270,24 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         preflight_rule=None,
-        defaults={"msg": "?", "exc": "ValueError", "backend": "?", "algo": "?"},
+        defaults={
+            "msg": "?",
+            "exc": "ValueError",
+            "backend": "?",
+            "name": "?",
+            "backends": "flashinfer, fa3, triton",
+        },
         examples=(
-            "TypeError: '>' not supported between instances of 'NoneType' and 'int'   (under speculative_hook.py)",
-            "ValueError: speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); got attention_backend='trtllm_mla'. Use page_size == 1 or one of those backends.",
-            "ValueError: Unknown speculative algorithm name: EAGLE4",
-            "ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.",
-            "ValueError: --speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
-            "ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
+            example("spec-steps-need-topk") + "   (under speculative_hook.py)",
+            example(
+                "spec-tree-page-size",
+                backends="('flashinfer', 'fa3', 'triton')",
+                backend="'trtllm_mla'",
+            ),
+            example("spec-unknown-algorithm", name="EAGLE4"),
+            example("spec-trtllm-mha-topk"),
+            example("spec-rejection-topk"),
+            example("trtllm-mla-blackwell"),
         ),
     ),
     Rule(
@@ -257,18 +303,13 @@ RULES: tuple[Rule, ...] = (
         doc=(
             "SGLang does not compare the drafter's and the target's hidden size or vocabulary "
             "before loading: a mismatch surfaces as a shape assertion while the draft worker "
-            'loads weights (model_loader/weight_utils.py `default_weight_loader`: "Attempted to '
-            'load weight (…) into parameter (…)"; layers/linear.py: `param_data.shape == '
+            "loads weights (model_loader/weight_utils.py `default_weight_loader`, which names "
+            "both shapes; layers/linear.py: `param_data.shape == "
             "loaded_weight.shape`), a state-dict size mismatch, a matmul shape error in the "
             "first draft forward, or a config check in models/kimi_k25_eagle3.py."
         ),
         patterns=(
-            pat(
-                _EXC
-                + r"AssertionError: (?P<msg>Attempted to load weight \((?P<got>.*?)\) into parameter \((?P<want>.*)\))",
-                "Attempted to load weight",
-                context=_DRAFT_FRAMES,
-            ),
+            *said("weight-shape-mismatch", context=_DRAFT_FRAMES),
             pat(
                 _EXC + r"AssertionError: (?P<msg>.*(?:param_data\.shape|loaded_weight\.shape).*)",
                 "loaded_weight.shape",
@@ -280,25 +321,21 @@ RULES: tuple[Rule, ...] = (
                 ("size mismatch", "state_dict", "shapes cannot be multiplied"),
                 context=_DRAFT_FRAMES,
             ),
-            pat(
-                _EXC
-                + r"ValueError: (?P<msg>Eagle3 MLA layer requires q_lora_rank in the draft config|EAGLE3 currently only supports 1 layer)",
-                ("q_lora_rank", "only supports 1 layer"),
-            ),
-            pat(
-                _EXC
-                + r"ValueError: (?P<msg>Model architectures \[[^\]]*\] (?:are not supported for now|failed to be inspected))",
-                "Model architectures",
-                context=_DRAFT_FRAMES,
-                preflight="drafter-architecture",
-            ),
+            *said("eagle3-mla-q-lora"),
+            *said("eagle3-one-layer"),
+            *said("arch-unsupported", context=_DRAFT_FRAMES, preflight="drafter-architecture"),
+            *said("arch-not-inspected", context=_DRAFT_FRAMES, preflight="drafter-architecture"),
         ),
         preflight_rule="drafter-hidden-size",
         defaults={"msg": "?"},
         examples=(
             '  File ".../sglang/srt/models/llama_eagle3.py", line 373, in load_weights\n'
-            "AssertionError: Attempted to load weight (torch.Size([6144, 8192])) into parameter (torch.Size([6144, 14336]))",
-            "ValueError: Eagle3 MLA layer requires q_lora_rank in the draft config",
+            + example(
+                "weight-shape-mismatch",
+                got="torch.Size([6144, 8192])",
+                want="torch.Size([6144, 14336])",
+            ),
+            example("eagle3-mla-q-lora"),
         ),
     ),
     Rule(
@@ -436,14 +473,8 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*no kernel image is available for execution on the device.*)",
                 "no kernel image",
             ),
-            pat(
-                r"(?P<msg>(?P<pkg>[\w-]+) with minimum required version (?P<ver>\S+) is not installed\..*)",
-                "with minimum required version",
-            ),
-            pat(
-                r"(?P<msg>(?P<pkg>[\w-]+) is installed with version (?P<have>\S+), which is less than the minimum required version (?P<ver>\S+?)\..*)",
-                "less than the minimum required version",
-            ),
+            *said("pkg-not-installed", anywhere=True),
+            *said("pkg-too-old", anywhere=True),
             pat(
                 r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
                 "is not compatible with the current PyTorch",
@@ -456,7 +487,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?"},
         examples=(
             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
-            "Exception: sglang-kernel with minimum required version 0.4.9 is not installed. Please reinstall the latest version with `pip install sglang-kernel --force-reinstall`",
+            example("pkg-not-installed", pkg="sglang-kernel", version="0.4.9")
+            + "Please reinstall the latest version with `pip install sglang-kernel --force-reinstall`",
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
         ),
     ),
@@ -557,8 +589,8 @@ RULES: tuple[Rule, ...] = (
         doc=(
             "SGLang never checks the HTTP port before loading the model: uvicorn fails to bind "
             'after minutes of loading ("[Errno 98] … address already in use"). The internal '
-            'ports (ZMQ, dist-init / torch TCPStore, NCCL) fail earlier ("Port is already in '
-            'use", "EADDRINUSE", "… is not available in 30 seconds").'
+            "ports (ZMQ, dist-init / torch TCPStore, NCCL) fail earlier (SGLang's own port "
+            'checks, torch\'s "EADDRINUSE").'
         ),
         patterns=(
             pat(
@@ -569,13 +601,9 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*EADDRINUSE.*)",
                 "EADDRINUSE",
             ),
-            pat(
-                r"(?P<msg>(?P<name>\w+) at (?P<port>\d+) is not available in \d+ seconds.*)",
-                "is not available in",
-            ),
-            pat(
-                r"(?P<msg>Port is already in use\..*?(?:nccl_port=(?P<port>\d+))?.*)",
-                "Port is already in use",
+            *said("port-not-available", anywhere=True),
+            *said(
+                "port-in-use", anywhere=True, fields={"ports": r"(?:.*?nccl_port=(?P<port>\d+))?.*"}
             ),
             pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)", "is already in use"),
         ),
@@ -599,7 +627,7 @@ RULES: tuple[Rule, ...] = (
             "The kernel's OOM killer (or the unit's cgroup memory limit) sent SIGKILL: systemd logs "
             '"A process of this unit has been killed by the OOM killer." and "Failed with '
             "result 'oom-kill'\"; the kernel logs \"Out of memory: Killed process …\"; SGLang's "
-            'parent logs "Rank N scheduler died during initialization (exit code: -9)". A bare '
+            "parent reports the scheduler rank that died with exit code -9. A bare "
             "SIGKILL (status=9/KILL, exit 137, exit code -9) without those is reported as a hint "
             "only when nothing else explains the failure."
         ),
@@ -617,9 +645,10 @@ RULES: tuple[Rule, ...] = (
                 role=HINT,
                 summary="a process of the service was killed with SIGKILL and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
-            pat(
-                r"Rank (?P<rank>\d+) scheduler died during initialization \(exit code: -9\)",
-                "exit code: -9",
+            *said(
+                "scheduler-died",
+                anywhere=True,
+                fields={"code": "-9"},
                 role=HINT,
                 summary="scheduler rank {rank} was killed with SIGKILL (exit code -9) and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
@@ -640,19 +669,23 @@ RULES: tuple[Rule, ...] = (
         doc=(
             "SGLang captures CUDA graphs (target verify/decode, draft decode/extend) after the KV "
             "cache is allocated; the capture failed, usually out of memory (model_executor/"
-            "runner/decode_cuda_graph_runner.py, speculative/eagle_draft_*_cuda_graph_runner.py: "
-            '"Capture cuda graph failed: …" followed by "Possible solutions").'
+            "runner/decode_cuda_graph_runner.py, speculative/eagle_draft_*_cuda_graph_runner.py, "
+            "which print SGLang's list of possible solutions)."
         ),
         patterns=(
-            pat(r"Capture cuda graph failed: (?P<msg>.*)", "Capture cuda graph failed"),
-            pat(
-                r"(?P<msg>Fail when using backend: (?P<backend>\S+) for prefill runner\.)",
-                "for prefill runner",
+            *said(
+                "cuda-graph-capture-failed",
+                anywhere=True,
+                summary="CUDA graph capture failed: {error}",
             ),
+            *said("prefill-graph-failed", anywhere=True),
         ),
-        defaults={"msg": "?"},
+        defaults={"msg": "?", "error": "?"},
         examples=(
-            "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 178.35 GiB of which 1.12 GiB is free.",
+            example(
+                "cuda-graph-capture-failed",
+                error="CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 178.35 GiB of which 1.12 GiB is free.",
+            ),
         ),
     ),
     Rule(
@@ -662,8 +695,8 @@ RULES: tuple[Rule, ...] = (
         fix="lower --mem-fraction-static (e.g. 0.85 -> 0.80), --max-running-requests or --chunked-prefill-size; check no other process uses the GPUs (`nvidia-smi`); the EAGLE-3 drafter and its CUDA graphs need memory outside the KV pool",
         doc=(
             'PyTorch could not allocate GPU memory (torch.OutOfMemoryError "CUDA out of memory"), '
-            'or SGLang found no room left for the KV cache after the weights ("Not enough memory. '
-            'Please try to increase --mem-fraction-static."), or GPUs differ in free memory '
+            "or SGLang found no room left for the KV cache after the weights (its pool "
+            "configurator asks for a larger --mem-fraction-static), or GPUs differ in free memory "
             "because another process holds some."
         ),
         patterns=(
@@ -680,15 +713,22 @@ RULES: tuple[Rule, ...] = (
                 ("out of memory", "ALLOC_FAILED"),
                 summary="GPU out of memory: {msg}",
             ),
-            pat(
-                r"(?P<msg>Not enough memory\. Please try to increase --mem-fraction-static\.(?: Current value: mem_fraction_static=(?P<mfs>[\d.]+))?)",
-                "Not enough memory",
+            *said(
+                "not-enough-memory",
+                anywhere=True,
+                suffix="not-enough-memory-value",
                 summary="no GPU memory left for the KV cache after the weights (mem_fraction_static={mfs})",
                 fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller --cuda-graph-max-bs-decode, or more GPUs (--tp-size)",
             ),
-            pat(
-                r"(?P<msg>The memory capacity is unbalanced\..*)",
-                "memory capacity is unbalanced",
+            *said(
+                "kv-no-room",
+                anywhere=True,
+                summary="the loaded weights (target + drafter) leave no GPU memory for the KV cache at mem_fraction_static={mfs}",
+                fix="raise --mem-fraction-static above {suggested} as SGLang says (the drafter's weights count too), or free GPU memory / use more GPUs (--tp-size)",
+            ),
+            *said(
+                "memory-unbalanced",
+                anywhere=True,
                 summary="GPUs have unequal free memory: {msg}",
                 fix="another process uses some of the GPUs: stop it (`nvidia-smi`), then start again",
             ),
@@ -697,7 +737,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"gpu": "?", "tried": "?", "free": "?", "total": "?", "msg": "?", "mfs": "?"},
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total capacity of 139.72 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 138.69 GiB memory in use.",
-            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.6",
+            example("not-enough-memory")
+            + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),
         ),
     ),
     Rule(
@@ -775,13 +816,12 @@ RULES: tuple[Rule, ...] = (
 
 # Consequences of an earlier failure: matched so that they are never taken for the cause.
 ECHOES: tuple[Pat, ...] = (
-    pat(r"Received sigquit from a child process", "Received sigquit"),
-    pat(
-        r"Rank \d+ scheduler (?:died during initialization|is dead)",
-        ("scheduler died", "scheduler is dead"),
-    ),
-    pat(r"Scheduler hit an exception:", "Scheduler hit an exception"),
-    pat(r"Initialization failed\.", "Initialization failed"),
+    *said("sigquit", anywhere=True),
+    *said("scheduler-died", anywhere=True),
+    pat(r"Rank \d+ scheduler is dead", "scheduler is dead"),
+    *said("scheduler-exception", anywhere=True),
+    *said("init-failed", anywhere=True),
+    *said("warmup-failed", anywhere=True),
     pat(r"Exit code: -?\d+", "Exit code:"),
     pat(r"Child process unexpectedly failed", "Child process unexpectedly failed"),
     pat(
@@ -819,15 +859,14 @@ BENIGN = re.compile(r"can be ignored|error_on_|error-on-")
 
 # Start-up progress (for startup-timeout: which step was reached).
 MILESTONE_KEYWORDS: tuple[str, ...] = (
-    "server_args=",
-    "Init parallel",
-    "Load weight",
-    "KV Cache is allocated",
-    "Memory pool end",
-    "graph begin",
+    *dict.fromkeys(
+        m.keyword()
+        for r in sglang.RELEASES.values()
+        for mid, m in r.messages.items()
+        if mid.startswith("ms-")
+    ),
     "Uvicorn running",
     "Started server process",
-    "fired up",
 )
 PROGRESS = re.compile(
     r"Loading safetensors checkpoint shards:\s*(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+)"
@@ -836,8 +875,8 @@ PROGRESS_KEYWORD = "checkpoint shards"
 
 UNKNOWN_DOC = (
     "No rule matched. `deploy` does not guess: it says so and shows the first exception and "
-    'the last error-looking lines of the log. If the log holds only consequences ("Received '
-    'sigquit from a child process", "Rank N scheduler died"), the original error went '
+    "the last error-looking lines of the log. If the log holds only consequences (a sigquit "
+    "from a child process, a scheduler rank that died), the original error went "
     "elsewhere (an earlier invocation, a rotated journal, or a rank that printed nothing)."
 )
 
@@ -976,10 +1015,11 @@ def troubleshooting_markdown() -> str:
         "## Echoes (never the cause)",
         "",
         "```",
-        "Received sigquit from a child process. It usually means the child failed.",
-        "Rank 3 scheduler died during initialization (exit code: -9). ...",
-        "Scheduler hit an exception: Traceback (most recent call last):   (the traceback below it is read)",
-        "Initialization failed. Please see the error messages above.",
+        example("sigquit"),
+        example("scheduler-died", rank=3, code=-9),
+        example("scheduler-exception", traceback="Traceback (most recent call last):")
+        + "   (the traceback below it is read)",
+        example("init-failed"),
         "sglang-kimi.service: Main process exited, code=exited, status=1/FAILURE",
         "sglang-kimi.service: Failed with result 'exit-code'.",
         "```",
