@@ -118,15 +118,23 @@ def _report_text(report: object) -> str:
     verdict = "will start" if report.ok else "will NOT start"
     lines = [f"{report.name}: {verdict} ({errors} error(s), {warnings} warning(s))"]
     r = report.resolved
+    sg = r["sglang"]
+    lines.append(f"  judged against SGLang {sg['version']} ({sg['source']})")
+    prov = r["provenance"]
+    rows: list[tuple[str, object, str]] = []
     if r.get("speculative_algorithm"):
-        lines.append(
-            f"  speculative: {r['speculative_algorithm']} steps={r['speculative_num_steps']} "
-            f"topk={r['speculative_eagle_topk']} draft_tokens={r['speculative_num_draft_tokens']}"
-        )
-    ab, ps = r["attention_backend"], r["page_size"]
-    lines.append(
-        f"  attention backend: {ab['value']} ({ab['set_by']}); page size: {ps['value']} ({ps['set_by']})"
-    )
+        lines.append(f"  speculative: {r['speculative_algorithm']}")
+        for key, label in (
+            ("speculative_num_steps", "steps"),
+            ("speculative_eagle_topk", "top-k"),
+            ("speculative_num_draft_tokens", "draft tokens"),
+        ):
+            rows.append((label, r[key], prov[key]))
+    rows.append(("attention backend", r["attention_backend"]["value"], prov["attention_backend"]))
+    rows.append(("page size", r["page_size"]["value"], prov["page_size"]))
+    width = max(len(f"{label} {value}") for label, value, _ in rows)
+    for label, value, who in rows:
+        lines.append(f"    {f'{label} {value}':<{width}}  set by: {who}")
     for f in report.findings:
         lines.append("  " + f.text().replace("\n", "\n  "))
     if report.sglang is not None:

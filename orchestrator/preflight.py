@@ -20,12 +20,14 @@ from orchestrator.gpus import GpuReport
 from orchestrator.hardware import KINDS
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
+from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
 from orchestrator.rules.base import Context, Finding, Rule
 from orchestrator.spec import Spec
 
 RULES: tuple[Rule, ...] = (
+    *release_rules.RULES,
     *spec_rules.RULES,
     *model_rules.RULES,
     *gpu_rules.RULES,
@@ -149,11 +151,16 @@ def run(
         findings.extend(rule.check(ctx))
     backend, backend_who = ctx.attention_backend()
     page, page_who = ctx.page_size()
+    spec_values = speculative_resolution(ctx, ok=not any(f.severity == "error" for f in findings))
     resolved = {
+        "sglang": spec.sglang.to_json(),
         "speculative_algorithm": ctx.algorithm,
-        "speculative_num_steps": ctx.args.get("speculative_num_steps"),
-        "speculative_eagle_topk": ctx.args.get("speculative_eagle_topk"),
-        "speculative_num_draft_tokens": ctx.args.get("speculative_num_draft_tokens"),
+        **{k: v["value"] for k, v in spec_values.items()},
+        "provenance": {
+            **{k: v["set_by"] for k, v in spec_values.items()},
+            "attention_backend": backend_who,
+            "page_size": page_who,
+        },
         "attention_backend": {"value": backend, "set_by": backend_who},
         "page_size": {"value": page, "set_by": page_who},
         "gpu": ctx.gpu.name if ctx.gpu else None,
@@ -173,6 +180,45 @@ def run(
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order[f.severity])
     return Report(spec.name, tuple(findings), resolved)
+
+
+_SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+
+
+def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[str, Any]]:
+    """The speculative values SGLang will run with, each with who set it (as SGLang's
+    arg_groups record it): the profile, a profile it extends, SGLang's automatic choice, or a
+    value another setting forces. `ok`: the config passes preflight (else the values are shown
+    as the profile sets them: SGLang refuses before it resolves them)."""
+    r = ctx.release
+    out = {
+        k: {
+            "value": ctx.args.get(k),
+            "set_by": ctx.set_by(k) if ctx.is_set(k) else f"SGLang {r.version}'s default (unset)",
+        }
+        for k in _SPEC_KEYS
+    }
+    if ctx.algorithm not in r.eagle_family or not ok:
+        return out
+    steps, topk, draft = (ctx.args.get(k) for k in _SPEC_KEYS)
+    adaptive = r.has_speculative_adaptive and bool(ctx.args.get("speculative_adaptive"))
+    if steps is None and topk is None and draft is None and not adaptive:
+        arch = ctx.base.architecture
+        auto = r.auto_params(arch)
+        why = (
+            f"chosen by SGLang {r.version} for {arch or 'this architecture'} "
+            f"(all three unset: it picks steps, top-k, draft tokens = {auto})"
+        )
+        for k, v in zip(_SPEC_KEYS, auto, strict=True):
+            out[k] = {"value": v, "set_by": why}
+        steps, topk, draft = auto
+    if topk == 1 and steps is not None and draft != int(steps) + 1:
+        out["speculative_num_draft_tokens"] = {
+            "value": int(steps) + 1,
+            "set_by": f"forced to steps + 1 by top-k 1 (SGLang {r.version} replaces "
+            f"{draft} set by {out['speculative_num_draft_tokens']['set_by']})",
+        }
+    return out
 
 
 # Runs inside the profile's interpreter: SGLang's own argument resolution, no GPU work.

@@ -69,6 +69,12 @@ class Context:
         return key in self.spec.server
 
     @property
+    def known_versions(self) -> tuple[str, ...]:
+        from orchestrator.sglang import RELEASES
+
+        return tuple(RELEASES)
+
+    @property
     def release(self) -> Release:
         """The SGLang release this profile runs (whose rules and defaults apply)."""
         return self.spec.sglang.release

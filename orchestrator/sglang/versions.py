@@ -163,7 +163,7 @@ def resolve(python: str | None, configured: str | None = None) -> Choice:
     else:
         where = f"no sglang metadata readable for {python}" if python else "no interpreter given"
         return Choice(
-            NEWEST, None, f"the newest release deploy knows ({where}, no [sglang] version)"
+            NEWEST, None, f"the newest release deploy knows: {where} and no [sglang] version"
         )
     same = [r for r in RELEASES.values() if version_key(r.version) == version_key(version)]
     if same:
