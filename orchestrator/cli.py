@@ -14,8 +14,9 @@ import typer
 from orchestrator.errors import DeployError, InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
+    from orchestrator.journal import JournalEntry
     from orchestrator.spec import Spec
 
 app = typer.Typer(
@@ -555,7 +556,7 @@ def logs_cmd(
         unit = spec.unit_name if spec else f"sglang-{profile}.service"
         if input_file is not None:
             text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
-            entries = journal.parse_text(text)
+            entries: Sequence[JournalEntry] = journal.JournalLines(text)
         else:
             if follow and not classify:
                 _follow(unit, invocation, user, since, clean)

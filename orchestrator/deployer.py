@@ -101,11 +101,15 @@ def diagnose_start(
 
     _sync_journal()
 
-    def settled(entries: list[Any]) -> bool:
+    def settled(entries: journal.JournalLines) -> bool:
         # PID 1's own line about the exit can trail the process's last output by a moment.
-        return timed_out or any("Failed with result" in e.message for e in entries)
+        return timed_out or any("Failed with result" in s for s in entries.search)
 
-    entries = journal.read(unit, user=user, invocation=invocation) if invocation else []
+    entries = (
+        journal.read(unit, user=user, invocation=invocation)
+        if invocation
+        else journal.JournalLines("")
+    )
     for _ in range(10 if invocation else 0):
         if settled(entries):
             break
