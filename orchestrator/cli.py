@@ -573,7 +573,11 @@ def logs_cmd(
             return
         from orchestrator import diagnose
 
-        diag = diagnose.classify(entries, flags=dict(spec.server) if spec else None)
+        diag = diagnose.classify(
+            entries,
+            flags=dict(spec.server) if spec else None,
+            release=spec.sglang.release if spec else None,
+        )
     except DeployError as e:
         _fail(e)
     if as_json:

@@ -118,6 +118,7 @@ def diagnose_start(
     return diagnose.classify(
         entries,
         flags=dict(spec.server),
+        release=spec.sglang.release,
         systemd_result=systemd_result,
         exit_status=exit_status,
         timed_out=timed_out,

@@ -35,10 +35,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from orchestrator import sglang
 from orchestrator.flags import from_argv
 from orchestrator.journal import JournalEntry, JournalLines
 from orchestrator.rules import classify as R
-from orchestrator.sglang import phase_of
+from orchestrator.sglang import Release, phase_of
 
 __all__ = [
     "Diagnosis",
@@ -461,6 +462,7 @@ def classify(
     entries: Sequence[JournalEntry],
     *,
     flags: Mapping[str, Any] | None = None,
+    release: Release | None = None,
     systemd_result: str | None = None,
     exit_status: str | None = None,
     timed_out: bool = False,
@@ -471,6 +473,8 @@ def classify(
     the log when possible. systemd_result: the unit's Result property ("exit-code",
     "oom-kill", "timeout", "start-limit-hit", ...). exit_status: e.g. "1", "137", "9/KILL".
     timed_out: our own deadline passed before the service became healthy.
+    release: the SGLang release the unit runs (its flag names go into fix texts); None: the
+    newest deploy knows.
     """
     if isinstance(entries, JournalLines):
         candidates = _candidate_lines(entries.search, _keywords())
@@ -505,10 +509,18 @@ def classify(
     for role in (R.CAUSE, R.FALLBACK, R.HINT):
         winner = _pick(entries, by_role[role])
         if winner is not None:
-            return _diagnose(entries, winner, matches, flags)
+            return _diagnose(entries, winner, matches, flags, release)
         # The caller's facts count as a line of their rule at the very end of the log.
         if syn is not None and syn[1] == role:
-            return _diagnose_synthetic(entries, syn[0], role, matches, systemd_result, exit_status)
+            return _diagnose_synthetic(
+                entries,
+                syn[0],
+                role,
+                matches,
+                systemd_result,
+                exit_status,
+                release or sglang.NEWEST,
+            )
     return _unknown(entries, errorish, echoes, exit_status, systemd_result)
 
 
@@ -539,14 +551,42 @@ def _also(matches: Sequence[_Match], category: str) -> list[str]:
     return list(seen)
 
 
+def _release_detail(release: Release | None) -> dict[str, str]:
+    """What fix texts name from the SGLang release the unit runs: its CUDA-graph flags, how
+    to install it. Without a release (a saved log, no profile), the flags of every known
+    release and no version."""
+    if release is None:
+        releases = list(reversed(sglang.RELEASES.values()))
+
+        def either(key: str) -> str:
+            names = list(dict.fromkeys(r.graph_flags[key] for r in releases))
+            return names[0] + (
+                f" ({' or '.join(names[1:])} before SGLang 0.5.20)" if names[1:] else ""
+            )
+
+        return {
+            "graph_max_bs": either("max_bs"),
+            "graph_disable": either("disable"),
+            "install": "pip install 'sglang[all]==<the SGLang version you run>'",
+            "sglang_version": "?",
+        }
+    return {
+        "graph_max_bs": release.graph_flags["max_bs"],
+        "graph_disable": release.graph_flags["disable"],
+        "install": release.install_hint,
+        "sglang_version": release.version,
+    }
+
+
 def _diagnose(
     entries: Sequence[JournalEntry],
     winner: _Match,
     matches: Sequence[_Match],
     flags: Mapping[str, Any] | None,
+    release: Release | None,
 ) -> Diagnosis:
     rule, p = winner.rule, winner.pat
-    detail: dict[str, str] = dict(rule.defaults)
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     detail.update(p.detail)
     detail.update({k: v.strip() for k, v in winner.m.groupdict().items() if v is not None})
     if "msg" in detail and len(detail["msg"]) > 300:
@@ -588,9 +628,10 @@ def _diagnose_synthetic(
     matches: Sequence[_Match],
     systemd_result: str | None,
     exit_status: str | None,
+    release: Release | None,
 ) -> Diagnosis:
     """A diagnosis from the caller's facts (systemd Result, exit status, our deadline)."""
-    detail: dict[str, str] = dict(rule.defaults)
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     if systemd_result:
         detail["systemd_result"] = systemd_result
     if exit_status:

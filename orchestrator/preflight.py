@@ -201,7 +201,7 @@ def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[s
     if ctx.algorithm not in r.eagle_family or not ok:
         return out
     steps, topk, draft = (ctx.args.get(k) for k in _SPEC_KEYS)
-    adaptive = r.has_speculative_adaptive and bool(ctx.args.get("speculative_adaptive"))
+    adaptive = r.adaptive_skips_auto_choice and bool(ctx.args.get("speculative_adaptive"))
     if steps is None and topk is None and draft is None and not adaptive:
         arch = ctx.base.architecture
         auto = r.auto_params(arch)
@@ -227,22 +227,20 @@ def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[s
 # accelerator and reject every config with "RuntimeError: No accelerator ...". Unless the
 # profile names a device, the probe resolves for the one the unit runs on: cuda. SGLang then
 # sees no GPU model or memory, so GPU-dependent defaults (the attention backend, for one)
-# are those of an unknown GPU, not the box's.
-_PROBE = r"""
+# are those of an unknown GPU, not the box's. The probe resolves with whichever of
+# _RESOLVERS the venv's sglang has.
+_PROBE_BODY = r"""
 import json, sys
 argv = sys.argv[1:]
 try:
-    from sglang.srt.server_args import prepare_server_args
-    from sglang.srt.arg_groups.overrides import resolving_view
+    resolve = resolver()
 except Exception as e:
     print(json.dumps({"available": False, "detail": f"{type(e).__name__}: {e}"}))
     sys.exit(0)
 if not any(a == "--device" or a.startswith("--device=") for a in argv):
     argv += ["--device", "cuda"]
 try:
-    sa = prepare_server_args(argv)
-    sa.resolve_once()
-    cfg = resolving_view(sa)
+    cfg = resolve(argv)
     keys = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
             "attention_backend", "page_size", "speculative_draft_attention_backend", "device")
     print(json.dumps({"available": True, "accepted": True, "detail": "accepted",
@@ -258,6 +256,31 @@ except BaseException as e:
         detail += f" ({f.filename.split('site-packages/')[-1]}:{f.lineno} in {f.name}: {f.line})"
     print(json.dumps({"available": True, "accepted": False, "detail": detail}))
 """
+
+# How a release resolves its arguments, picked in the venv by what its sglang offers.
+# 0.5.19 and later: prepare_server_args() only parses; resolve_once() runs the resolution
+# pipeline (arg_groups/), and resolving_view() shows the resolved values.
+# Before (0.5.11, the seed's release, for one): ServerArgs is a dataclass whose __post_init__
+# resolves everything while prepare_server_args() builds it; there is no resolve_once().
+_RESOLVERS = r"""
+def resolver():
+    from sglang.srt.server_args import ServerArgs, prepare_server_args
+    if hasattr(ServerArgs, "resolve_once"):
+        from sglang.srt.arg_groups.overrides import resolving_view
+
+        def resolve_once(argv):
+            sa = prepare_server_args(argv)
+            sa.resolve_once()
+            return resolving_view(sa)
+
+        return resolve_once
+
+    def post_init(argv):
+        return prepare_server_args(argv)
+
+    return post_init
+"""
+_PROBE = _RESOLVERS + _PROBE_BODY
 
 
 def sglang_verdict(

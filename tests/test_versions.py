@@ -168,4 +168,5 @@ def test_provenance_profile_builtin_auto_and_forced(tmp_path: Path) -> None:
     assert (r.resolved["speculative_num_steps"], r.resolved["speculative_eagle_topk"]) == (3, 1)
     assert prov["speculative_num_steps"].startswith(f"chosen by SGLang {NEWEST}")
     assert prov["attention_backend"] == f"--attention-backend in the profile {auto}"
-    assert prov["page_size"] == f"SGLang {NEWEST}'s default"
+    # the profile keeps the built-in's trtllm_mha draft backend, which forces page size 64
+    assert prov["page_size"] == "forced by the trtllm_mha draft attention backend"

@@ -123,6 +123,12 @@ class Context:
             return forced, f"forced by the {backend} attention backend"
         if user is not None:
             return int(user), self.set_by("page_size")
+        draft = str(self.args.get("speculative_draft_attention_backend") or "")
+        if self.algorithm and draft in self.release.draft_forced_page_size:
+            return (
+                self.release.draft_forced_page_size[draft],
+                f"forced by the {draft} draft attention backend",
+            )
         if backend is None:
             return None, "unknown"
         return 1, f"SGLang {self.release.version}'s default"

@@ -293,7 +293,7 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
         want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
     detail["fixhint"] = (
         f"{pkg} was built {built}: install the {pkg} wheel built for {want}, as the SGLang "
-        "release you run pins it (`pip install sglang[all]==<your sglang>` reinstalls the "
+        f"release you run pins it (`{detail.get('install', 'pip install sglang[all]==<version>')}` reinstalls the "
         "matching set), or pin torch back to the version the wheel was built for"
     )
 
@@ -1257,7 +1257,7 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "lib": ""},
         enrich=_enrich_jit,
         examples=(
-            "Exception: Capture cuda graph failed: ninja exited with status 1",
+            example("cuda-graph-capture-failed", error="ninja exited with status 1"),
             "/usr/bin/ld: cannot find -lcudart",
         ),
     ),
@@ -1420,7 +1420,7 @@ RULES: tuple[Rule, ...] = (
                 anywhere=True,
                 suffix="not-enough-memory-value",
                 summary="no GPU memory left for the KV cache after the weights (mem_fraction_static={mfs})",
-                fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller --cuda-graph-max-bs-decode, or more GPUs (--tp-size)",
+                fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller {graph_max_bs}, or more GPUs (--tp-size)",
             ),
             pat(
                 r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
@@ -1497,7 +1497,7 @@ RULES: tuple[Rule, ...] = (
         id="cuda-graph-capture-failed",
         title="CUDA graph capture failed",
         summary="CUDA graph capture failed: {msg}",
-        fix="lower --mem-fraction-static (e.g. 0.8), or --cuda-graph-max-bs-decode (e.g. 16); last resort --cuda-graph-backend-decode=disabled (slow). With EAGLE-3 the draft and verify graphs need extra memory",
+        fix="lower --mem-fraction-static (e.g. 0.8), or {graph_max_bs} (e.g. 16); last resort {graph_disable} (slow). With EAGLE-3 the draft and verify graphs need extra memory",
         doc=(
             "SGLang captures CUDA graphs (target verify/decode, draft decode/extend) after the KV "
             "cache is allocated; the capture failed, usually out of memory (model_executor/"

@@ -109,7 +109,7 @@ def need_num_steps(ctx: Context) -> Iterator[Finding]:
 
 def _adaptive(ctx: Context) -> bool:
     """--speculative-adaptive skips the assertion, where the release has it."""
-    return ctx.release.has_speculative_adaptive and bool(ctx.args.get("speculative_adaptive"))
+    return ctx.release.adaptive_skips_auto_choice and bool(ctx.args.get("speculative_adaptive"))
 
 
 def steps_need_topk(ctx: Context) -> Iterator[Finding]:

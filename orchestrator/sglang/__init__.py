@@ -11,7 +11,7 @@ Adding a release: docs/sglang-releases.md. Standard library only (the stand-in i
 
 from __future__ import annotations
 
-from orchestrator.sglang import v0_5_23
+from orchestrator.sglang import v0_5_11, v0_5_23
 from orchestrator.sglang.model import Frame, Message, Milestone, Release
 
 __all__ = [
@@ -46,7 +46,8 @@ def version_key(version: str) -> tuple[int, ...]:
 
 # Oldest first.
 RELEASES: dict[str, Release] = {
-    r.version: r for r in sorted((v0_5_23.RELEASE,), key=lambda r: version_key(r.version))
+    r.version: r
+    for r in sorted((v0_5_11.RELEASE, v0_5_23.RELEASE), key=lambda r: version_key(r.version))
 }
 NEWEST: Release = list(RELEASES.values())[-1]
 

@@ -119,6 +119,8 @@ class Release:
     # target's architecture; "*" for every other architecture.
     auto_spec_params: Mapping[str, tuple[int, int, int]]
     has_speculative_adaptive: bool  # `--speculative-adaptive` exists (num_steps from an EMA)
+    # With --speculative-adaptive and steps unset, SGLang skips its assertion and auto-choice.
+    adaptive_skips_auto_choice: bool
     has_draft_attention_backend: bool  # `--speculative-draft-attention-backend` exists
     # Attention backends that implement top-k > 1 trees with page size > 1.
     tree_paged_backends: tuple[str, ...]
@@ -126,9 +128,14 @@ class Release:
     forced_page_size: Mapping[str, int]
     # Page sizes a user may keep with a forcing backend (others are replaced).
     allowed_page_sizes: Mapping[str, tuple[int, ...]]
+    # Draft attention backends that force the page size too (when the target's does not).
+    draft_forced_page_size: Mapping[str, int]
     # The default attention backend for a DeepSeek-V3-style MLA model, by GPU class:
     # "sm100" (B200/B300), "hopper", "other".
     mla_default_backend: Mapping[str, str]
+    # The CUDA-graph flags this release takes, for fix texts: "max_bs" lowers the largest
+    # captured batch, "disable" turns decode graphs off.
+    graph_flags: Mapping[str, str]
     install_hint: str  # how to install exactly this release, for fix texts
     notes: tuple[str, ...] = ()  # how this release differs from the next one, for the docs
 

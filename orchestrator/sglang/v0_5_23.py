@@ -437,10 +437,23 @@ RELEASE = Release(
         "*": (3, 1, 4),  # DeepseekV3ForCausalLM, KimiK25ForConditionalGeneration, ...
     },
     has_speculative_adaptive=True,
+    adaptive_skips_auto_choice=True,
     has_draft_attention_backend=True,
     tree_paged_backends=("flashinfer", "fa3", "triton"),
-    forced_page_size={"trtllm_mla": 64, "flashmla": 64, "cutlass_mla": 128},
-    allowed_page_sizes={"trtllm_mla": (32, 64)},
+    # arg_groups/overrides.py _mla_backend_page_constraints and the attention hook
+    forced_page_size={
+        "trtllm_mla": 64,
+        "flashmla": 64,
+        "cutlass_mla": 128,
+        "cutedsl_mla": 64,
+        "trtllm_mha": 64,
+    },
+    allowed_page_sizes={"trtllm_mla": (32, 64), "trtllm_mha": (16, 32, 64, 128)},
+    draft_forced_page_size={"trtllm_mha": 64},
+    graph_flags={
+        "max_bs": "--cuda-graph-max-bs-decode",
+        "disable": "--cuda-graph-backend-decode=disabled",
+    },
     mla_default_backend={"sm100": "trtllm_mla", "hopper": "fa3", "other": "triton"},
     install_hint="pip install 'sglang[all]==0.5.23'",
 )

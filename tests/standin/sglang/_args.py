@@ -118,7 +118,7 @@ def speculative_verdict(ns: argparse.Namespace) -> str | None:
         ns.speculative_eagle_topk,
         ns.speculative_num_draft_tokens,
     )
-    adaptive = RELEASE.has_speculative_adaptive and getattr(ns, "speculative_adaptive", False)
+    adaptive = RELEASE.adaptive_skips_auto_choice and getattr(ns, "speculative_adaptive", False)
     if not adaptive and steps is None:
         if topk is not None or draft is not None:
             return "assert"
