@@ -518,9 +518,15 @@ def _f(x: float | None, fmt: str = "{:.1f}") -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    from orchestrator.cli_bench import _table as table
+    """The first column left-aligned (names), the rest right-aligned (numbers)."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
-    return table(header, rows)
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest]).rstrip()
+
+    return "\n".join([line(header), *map(line, rows)])
 
 
 def _intro(sweep: Any, resumed: bool) -> str:
@@ -697,6 +703,8 @@ def result_text(sweep: Any, result: dict[str, Any]) -> str:
             s = tune.Settings.from_server(entry["settings"])
             sp = entry.get("speedup")
             vs = f" ({sp:.2f}x the baseline)" if sp is not None else ""
+            if sp is not None and sp < 1:
+                vs = f" ({sp:.2f}x the baseline: without speculation is faster at {conc} in flight)"
             lines.append(f"  c={conc}: {s.label}: {_f(entry['output_tok_s'])} tok/s{vs}")
     else:
         lines.append("no candidate was measured")

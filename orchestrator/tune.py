@@ -836,8 +836,9 @@ def profile_text(sweep: Sweep, c: Candidate, conc: int) -> str:
     ds = (sweep.dataset or {}).get("name", "?")
     lines = [
         f"# Written by `deploy tune` at {now_iso()}: the fastest speculative settings measured",
-        f"# for {sweep.name} at concurrency {conc} ({tok} output tok/s{vs}; dataset {ds},",
-        f"# seed {sweep.options.get('seed')}). The sweep: {sweep.path}",
+        f"# for {sweep.name} at concurrency {conc}: {tok} output tok/s{vs}.",
+        f"# Dataset: {ds} (seed {sweep.options.get('seed')}).",
+        f"# The sweep: {sweep.path}",
         f"extends = {json.dumps(sweep.profile)}",
         f"name = {json.dumps(sweep.name)}",
         "",

@@ -342,7 +342,7 @@ def test_too_many_draft_tokens_die_in_graph_capture(tmp_path: Path) -> None:
     p = Proc(
         _spec_args(free_port(), 7, 1, 8),
         tmp_path,
-        STANDIN_MAX_DRAFT_TOKENS="6",
+        STANDIN_MAX_DRAFT="6",
         STANDIN_LOAD_S="0.1",
     )
     assert p.p.wait(timeout=10) == -signal.SIGKILL

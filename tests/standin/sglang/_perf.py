@@ -17,7 +17,7 @@ acceptances so far, the depths being min(steps, draft_tokens - 1). A request the
 accept_length / step_ms tokens per ms.
 
 Enabled by STANDIN_PERF=1; STANDIN_PERF_ALPHA, _DEPTH, _FALL, _BASE_MS, _KNEE, _DRAFT_MS
-override the defaults below. STANDIN_MAX_DRAFT_TOKENS=N makes every config with more than N
+override the defaults below. STANDIN_MAX_DRAFT=N makes every config with more than N
 draft tokens die in CUDA graph capture (out of memory), as a too-wide verify graph does.
 """
 
@@ -94,5 +94,5 @@ def enabled(env: dict[str, str] | None = None) -> bool:
 
 
 def max_draft_tokens(env: dict[str, str] | None = None) -> int | None:
-    raw = (os.environ if env is None else env).get("STANDIN_MAX_DRAFT_TOKENS", "")
+    raw = (os.environ if env is None else env).get("STANDIN_MAX_DRAFT", "")
     return int(raw) if raw.strip().isdigit() else None

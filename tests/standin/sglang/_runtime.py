@@ -13,7 +13,7 @@ Environment (all optional):
   STANDIN_ACCEPT_LEN    reported speculative accept length (2.6)
   STANDIN_PERF          1: rate and accept length from the performance model in _perf.py
                         (speculative settings x requests in flight; STANDIN_PERF_* knobs)
-  STANDIN_MAX_DRAFT_TOKENS  configs with more draft tokens die in CUDA graph capture (OOM)
+  STANDIN_MAX_DRAFT  configs with more draft tokens die in CUDA graph capture (OOM)
   STANDIN_MODEL_ARCH    model class in "Load weight end." (DeepseekV3ForCausalLM)
   STANDIN_GPU_TOTAL_GB  per-GPU capacity (139.81); STANDIN_WEIGHTS_GB per-rank weights (62.4)
   STANDIN_SGLANG_PREFIX site-packages shown in tracebacks (interpreter's purelib)
