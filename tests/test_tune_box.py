@@ -174,10 +174,14 @@ def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(sbox: B
     assert again.rc == 2 and "no unfinished sweep" in again.stderr
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize(
+    ("sig", "conc", "apply"), [(signal.SIGINT, 1, False), (signal.SIGKILL, 4, True)]
+)
 def test_interrupted_sweep_resumes_without_repeating_a_candidate(
-    sbox: Box, sig: signal.Signals
+    sbox: Box, sig: signal.Signals, conc: int, apply: bool
 ) -> None:
+    """SIGINT: resumed, then back to the starting release. SIGKILL: resumed with --apply at
+    four in flight, where 1 step wins: the last candidate run, so nothing restarts."""
     name = f"tune-{sig.name.lower()}"
     p = profile(name, port=31102 if sig == signal.SIGINT else 31103, env=PERF_ENV, timeout_s=30)
     up = deploy(sbox, "up", p)
@@ -191,7 +195,8 @@ def test_interrupted_sweep_resumes_without_repeating_a_candidate(
         unset=[f"server.{k}" for k in SPEC_KEYS],
     )
     args = ["tune", p, "--steps", "1,3", "--topk", "1", "--draft-tokens", "4", "--no-adaptive"]
-    args += ["--concurrency", "1", "--requests", "2", "--dataset", _conversations()]
+    args += ["--concurrency", str(conc), "--requests", str(max(2, conc))]
+    args += ["--dataset", _conversations()]
     args += ["--output-len", str(OUT_LEN), "--baseline", base]
     pidfile = f"/run/{name}.pid"
     t0 = time.monotonic()
@@ -217,7 +222,7 @@ def test_interrupted_sweep_resumes_without_repeating_a_candidate(
         assert "interrupted" in err and f"deploy tune {p} --resume" in err, err
     print(f"\n{sig.name} after the baseline ({time.monotonic() - t0:.1f} s in)")
 
-    r = deploy(sbox, "tune", p, "--resume", "--json", timeout=180)
+    r = deploy(sbox, "tune", p, "--resume", "--json", *(["--apply"] if apply else []), timeout=180)
     assert r.rc == 0, r.stdout + r.stderr
     out = r.json()
     print(f"--resume finished the sweep in {r.seconds:.1f} s")
@@ -229,17 +234,26 @@ def test_interrupted_sweep_resumes_without_repeating_a_candidate(
         first["levels"],
     )
     model = Model()
-    assert b["levels"][0]["output_tok_s"] == pytest.approx(
-        model.throughput(1, None, None, None), rel=0.15
-    )
+    base_tok = model.throughput(conc, None, None, None)
+    assert b["levels"][0]["output_tok_s"] == pytest.approx(base_tok, rel=0.15)
     ran = out["candidates"]
     assert [c["settings"] for c in ran] == [_settings(3), _settings(1)]
     assert [c["outcome"] for c in ran] == ["measured", "measured"]
-    assert out["best"]["1"]["settings"] == _settings(3)
-    assert out["best"]["1"]["speedup"] == pytest.approx(
-        model.throughput(1, 3, 1, 4) / model.throughput(1, None, None, None), rel=0.15
+    truth = max((1, 3), key=lambda s: model.throughput(conc, s, 1, s + 1))
+    assert truth == (3 if conc == 1 else 1)
+    best = out["best"][str(conc)]
+    assert best["settings"] == _settings(truth)
+    assert best["speedup"] == pytest.approx(
+        model.throughput(conc, truth, 1, truth + 1) / base_tok, rel=0.15
     )
-    assert out["end"]["action"] == "restored" and out["end"]["outcome"] == "healthy"
+    end = out["end"]
+    assert end["outcome"] == "healthy"
+    if apply:
+        assert end["action"] == "applied" and end["settings"] == _settings(1)
+        assert end["restarted"] is False and end["release"] == ran[1]["release"]
+    else:
+        assert end["action"] == "restored" and end["to_release"] == 1
     st = deploy(sbox, "status", name, "--json").json()[0]
-    assert st["health"]["status"] == 200 and st["server"]["speculative_num_steps"] == 3
+    assert st["health"]["status"] == 200
+    assert st["server"]["speculative_num_steps"] == truth
     assert Path(out["sweep_file"]).name.endswith(".json")
