@@ -533,6 +533,14 @@ async def _measure(sweep: Sweep, r: Runner, c: Candidate, spec: Spec, *, label: 
         return
     t = time.monotonic()
     try:
+        wrong = mismatch(spec, await bench.server_facts(spec.health.base_url, _api_key(spec)))
+    except InputError as e:  # healthy a moment ago, gone now
+        wrong = f"the server stopped answering after its start: {e.paragraph()}"
+    if wrong is not None:
+        c.outcome, c.reason = "failed", wrong
+        c.finished_at = now_iso()
+        return
+    try:
         run_ = await bench.run(
             spec,
             sweep.levels,
@@ -565,6 +573,39 @@ async def _measure(sweep: Sweep, r: Runner, c: Candidate, spec: Spec, *, label: 
     failed = sum(lv.errors or 0 for lv in run_.levels)
     if failed:
         c.reason = f"{failed} request(s) failed; levels with failures do not compete for best"
+
+
+def _api_key(spec: Spec) -> str | None:
+    key = spec.server.get("api_key")
+    return str(key) if key else None
+
+
+def mismatch(spec: Spec, facts: Mapping[str, Any]) -> str | None:
+    """Whether the server answering at the health URL is not the one just deployed (another
+    server on that port makes `up` see a healthy /health): what /server_info says against
+    the spec's speculative settings. None when they agree or the server does not say."""
+    want_algo = str(spec.server.get("speculative_algorithm") or "").upper() or None
+    got_algo = str(facts.get("speculative_algorithm") or "").upper() or None
+    diffs = []
+    if "speculative_algorithm" in facts and got_algo != want_algo:
+        diffs.append(f"speculative_algorithm {got_algo} (deployed: {want_algo})")
+    # speculative_adaptive moves steps (and so draft tokens) at run time: top-k only then.
+    keys = (TOPK,) if spec.server.get(ADAPTIVE) else (STEPS, TOPK, DRAFT)
+    if want_algo is not None:
+        for k in keys:
+            want = spec.server.get(k)
+            if want is not None and k in facts and facts[k] != want:
+                if k == DRAFT and spec.server.get(TOPK) == 1:
+                    want = int(spec.server.get(STEPS) or 0) + 1
+                if facts[k] != want:
+                    diffs.append(f"{k} {facts[k]} (deployed: {want})")
+    if not diffs:
+        return None
+    return (
+        f"the server at {spec.health.base_url} is not the one deployed: it reports "
+        + ", ".join(diffs)
+        + "; is another server listening on that port? Nothing was measured"
+    )
 
 
 def _latest_release(r: Runner, spec: Spec) -> int | None:

@@ -368,3 +368,31 @@ def test_an_unfinished_sweep_must_be_resumed_or_replaced(tmp_path: Path) -> None
     )
     assert r.exit_code == 0, r.output
     assert "resuming kimi-k26-eagle3" in r.stdout and "(4 done, 1 left)" in r.stdout
+
+
+def test_mismatch_spots_another_server_on_the_port() -> None:
+    spec = profiles.load("kimi-k26-eagle3")
+    cand = tune.candidate_spec(spec, S(1, 1, 2))
+    same = {"speculative_algorithm": "EAGLE3", "speculative_num_steps": 1}
+    same |= {"speculative_eagle_topk": 1, "speculative_num_draft_tokens": 2}
+    assert tune.mismatch(cand, same) is None
+    assert tune.mismatch(cand, {}) is None  # a server that does not say
+    other = dict(same, speculative_num_steps=3, speculative_num_draft_tokens=4)
+    why = tune.mismatch(cand, other)
+    assert why and "speculative_num_steps 3 (deployed: 1)" in why and "another server" in why
+    base = profiles.load("kimi-k26")
+    assert tune.mismatch(base, {"speculative_algorithm": "EAGLE3"}) is not None
+    assert tune.mismatch(base, {"tp_size": 8}) is None
+    adaptive = tune.candidate_spec(spec, S(5, 1, 6, True))
+    assert (
+        tune.mismatch(
+            adaptive,
+            dict(
+                same,
+                speculative_eagle_topk=1,
+                speculative_num_steps=3,
+                speculative_num_draft_tokens=6,
+            ),
+        )
+        is None
+    )

@@ -83,7 +83,7 @@ def _settings(steps: int, topk: int = 1, adaptive: bool = False) -> dict[str, An
 
 
 def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(sbox: Box) -> None:
-    p = profile("tune-a", port=31101, env=PERF_ENV, timeout_s=30)
+    p = profile("tune-a", port=31301, env=PERF_ENV, timeout_s=30)
     up = deploy(sbox, "up", p)
     assert up.rc == 0, up.stdout + up.stderr
     model = Model()
@@ -165,7 +165,7 @@ def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(sbox: B
     assert hist[-1]["note"].startswith("rollback to release 1")
     best = profiles.load(str(written))
     assert best.name == "tune-a" and best.server["speculative_num_steps"] == 1
-    assert best.server["port"] == 31101  # extends the tuned profile
+    assert best.server["port"] == 31301  # extends the tuned profile
     raw = plot.read_bytes()
     assert raw[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", raw[16:24])[0] > 200
 
@@ -183,13 +183,13 @@ def test_interrupted_sweep_resumes_without_repeating_a_candidate(
     """SIGINT: resumed, then back to the starting release. SIGKILL: resumed with --apply at
     four in flight, where 1 step wins: the last candidate run, so nothing restarts."""
     name = f"tune-{sig.name.lower()}"
-    p = profile(name, port=31102 if sig == signal.SIGINT else 31103, env=PERF_ENV, timeout_s=30)
+    p = profile(name, port=31302 if sig == signal.SIGINT else 31303, env=PERF_ENV, timeout_s=30)
     up = deploy(sbox, "up", p)
     assert up.rc == 0, up.stdout + up.stderr
     sbox.run(["sh", "-c", f"rm -rf /var/lib/deploy/{name}/tune"])
     base = profile(
         f"{name}-base",
-        port=31102 if sig == signal.SIGINT else 31103,
+        port=31302 if sig == signal.SIGINT else 31303,
         env=PERF_ENV,
         timeout_s=30,
         unset=[f"server.{k}" for k in SPEC_KEYS],
