@@ -629,8 +629,10 @@ def _follow(
 
 def _register_bench() -> None:
     from orchestrator.cli_bench import bench_cmd
+    from orchestrator.cli_tune import tune_cmd
 
     app.command("bench")(bench_cmd)
+    app.command("tune")(tune_cmd)
 
 
 _register_bench()

@@ -6,7 +6,7 @@ deploy's orchestration can be tested on machines without a GPU. Everything it
 prints copies SGLang 0.5.23's real formats; see tests/standin/README.md.
 """
 
-from sglang._release import RELEASE
+from ._release import RELEASE
 
 __standin__ = True
 __version__ = RELEASE.version

@@ -11,6 +11,9 @@ Environment (all optional):
   STANDIN_READY_DELAY_S if set: seconds from start to /health 200; stretches/shrinks LOAD_S
   STANDIN_TOKENS_PER_S  generation rate per request (200)
   STANDIN_ACCEPT_LEN    reported speculative accept length (2.6)
+  STANDIN_PERF          1: rate and accept length from the performance model in _perf.py
+                        (speculative settings x requests in flight; STANDIN_PERF_* knobs)
+  STANDIN_MAX_DRAFT  configs with more draft tokens die in CUDA graph capture (OOM)
   STANDIN_MODEL_ARCH    model class in "Load weight end." (DeepseekV3ForCausalLM)
   STANDIN_GPU_TOTAL_GB  per-GPU capacity (139.81); STANDIN_WEIGHTS_GB per-rank weights (62.4)
   STANDIN_SGLANG_PREFIX site-packages shown in tracebacks (interpreter's purelib)
@@ -33,6 +36,7 @@ from typing import Any
 
 from sglang import __version__
 from sglang._args import parse, resolved_dict, resolved_spec, speculative_verdict
+from sglang._perf import Model, enabled, max_draft_tokens
 from sglang._release import RELEASE
 from sglang._texts import (
     USER_WARNING,
@@ -118,6 +122,18 @@ class Sim:
             self.load_s = max(0.0, ready - other)
         self.max_total_tokens = 0
         self.httpd: ThreadingHTTPServer | None = None
+        self.perf = Model.from_env() if enabled() else None
+        if self.perf is not None:
+            self.accept_len = round(self.perf.accept_length(self.steps, self.topk, self.draft), 4)
+        self.max_draft = max_draft_tokens()
+        self.inflight = 0  # generation requests being answered now (the model's batch)
+
+    def token_gap_s(self) -> float:
+        """Seconds to the next token of a request: the model's speed at the current batch."""
+        if self.perf is None:
+            return 1.0 / self.rate
+        tps = self.perf.tokens_per_s(self.inflight, self.steps, self.topk, self.draft)
+        return 1.0 / tps
 
     # ---- helpers -------------------------------------------------------------
     def prefixes(self) -> list[str]:
@@ -230,7 +246,8 @@ class Sim:
                 detail=f"backend=full, num_tokens_per_req={per_req}, avail mem={avail:.2f} GB",
             )
         )
-        if self.fail == "graph":
+        too_wide = spec and self.max_draft is not None and (self.draft or 0) > self.max_draft
+        if self.fail == "graph" or too_wide:
             self.sleep(each / 2)
             self.scheduler_death(scheduler_graph_traceback(self.fail_rank))
         self.sleep(each)
@@ -493,13 +510,21 @@ def make_handler(sim: Sim):
 
         # -- generation --
         def _emit(self, n: int, on_token) -> None:
-            """Call on_token(i) for i in 1..n, token i at t0 + i/rate (no drift)."""
-            t0 = time.monotonic()
-            for i in range(1, n + 1):
-                delay = t0 + i / sim.rate - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                on_token(i)
+            """Call on_token(i) for i in 1..n, token i one gap after token i - 1 (no drift):
+            1/rate, or the performance model's gap at the batch in flight at that moment."""
+            with _LOCK:
+                sim.inflight += 1
+            try:
+                due = time.monotonic()
+                for i in range(1, n + 1):
+                    due += sim.token_gap_s()
+                    delay = due - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                    on_token(i)
+            finally:
+                with _LOCK:
+                    sim.inflight -= 1
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
