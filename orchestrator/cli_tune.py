@@ -255,14 +255,14 @@ def tune_cmd(
                     field="--timeout",
                     fix="give each start's deadline in seconds, e.g. --timeout 1800",
                 )
-            if adaptive and not tune.has_adaptive():
+            if adaptive and not tune.has_adaptive(spec):
                 raise InputError(
-                    "--adaptive: this SGLang version has no speculative_adaptive",
+                    f"--adaptive: SGLang {spec.sglang.version} has no speculative_adaptive",
                     field="--adaptive",
                     fix="drop --adaptive",
                 )
             data, workload = _workload(opts, for_concurrency)
-            use_adaptive = tune.has_adaptive() if adaptive is None else adaptive
+            use_adaptive = tune.has_adaptive(spec) if adaptive is None else adaptive
             grid_steps = tune.parse_list(steps or "1,3,5,7", "--steps")
             grid_topk = tune.parse_list(topk or "1,2,4,8", "--topk")
             grid_draft = tune.parse_list(draft_tokens or "2,4,8,16,32", "--draft-tokens", 2, 256)

@@ -37,10 +37,6 @@ from orchestrator.spec import Spec
 DEFAULT_STEPS = (1, 3, 5, 7)
 DEFAULT_TOPK = (1, 2, 4, 8)
 DEFAULT_DRAFT_TOKENS = (2, 4, 8, 16, 32)
-# SGLang 0.5.23's default adaptive candidate_steps (speculative/adaptive_spec_params.py): with
-# speculative_adaptive it moves num_steps among these at run time, top-k 1 only (it disables
-# itself otherwise), and refuses a starting num_steps outside them.
-ADAPTIVE_STEPS = (1, 3, 5, 7)
 STEPS, TOPK, DRAFT, ADAPTIVE = (
     "speculative_num_steps",
     "speculative_eagle_topk",
@@ -198,11 +194,9 @@ def current_settings(spec: Spec) -> Settings | None:
     return None
 
 
-def has_adaptive() -> bool:
-    """Whether this SGLang version (the flag table) knows speculative_adaptive."""
-    from orchestrator.flags import table
-
-    return ADAPTIVE in table().fields
+def has_adaptive(spec: Spec) -> bool:
+    """Whether the SGLang release the profile runs has speculative_adaptive."""
+    return spec.sglang.release.has_speculative_adaptive
 
 
 @dataclass(frozen=True)
@@ -274,7 +268,10 @@ def plan(
             report = check(eff)
         kept[eff] = Candidate(eff, warnings=_warnings(report))
     if adaptive:
-        chains = sorted({s.steps for s in kept if s.topk == 1 and s.steps in ADAPTIVE_STEPS})
+        # adaptive moves num_steps among the release's candidate steps (top-k 1 only), and
+        # refuses to start outside them
+        candidates = spec.sglang.release.adaptive_candidate_steps
+        chains = sorted({s.steps for s in kept if s.topk == 1 and s.steps in candidates})
         if chains:
             start = chains[len(chains) // 2]  # SGLang starts in the middle of its candidates
             a = Settings(start, 1, start + 1, True)
@@ -888,7 +885,7 @@ def profile_text(sweep: Sweep, c: Candidate, conc: int) -> str:
         f"{TOPK} = {c.settings.topk}",
         f"{DRAFT} = {c.settings.draft}",
     ]
-    if c.settings.adaptive or has_adaptive():
+    if c.settings.adaptive or sweep.options.get("grid", {}).get("adaptive"):
         lines.append(f"{ADAPTIVE} = {'true' if c.settings.adaptive else 'false'}")
     return "\n".join(lines) + "\n"
 

@@ -119,6 +119,9 @@ class Release:
     # target's architecture; "*" for every other architecture.
     auto_spec_params: Mapping[str, tuple[int, int, int]]
     has_speculative_adaptive: bool  # `--speculative-adaptive` exists (num_steps from an EMA)
+    # The num_steps values adaptive moves among (its default candidate_steps); it works with
+    # top-k 1 only and refuses a starting num_steps outside them.
+    adaptive_candidate_steps: tuple[int, ...]
     # With --speculative-adaptive and steps unset, SGLang skips its assertion and auto-choice.
     adaptive_skips_auto_choice: bool
     has_draft_attention_backend: bool  # `--speculative-draft-attention-backend` exists

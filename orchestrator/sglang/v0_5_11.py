@@ -226,6 +226,7 @@ RELEASE = Release(
     eagle_family=("EAGLE", "EAGLE3", "NEXTN", "STANDALONE"),
     auto_spec_params=newer.RELEASE.auto_spec_params,
     has_speculative_adaptive=True,
+    adaptive_candidate_steps=(1, 3, 7),  # speculative/adaptive_spec_params.py:98
     adaptive_skips_auto_choice=False,
     has_draft_attention_backend=True,
     tree_paged_backends=("flashinfer", "fa3"),

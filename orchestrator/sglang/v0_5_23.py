@@ -437,6 +437,7 @@ RELEASE = Release(
         "*": (3, 1, 4),  # DeepseekV3ForCausalLM, KimiK25ForConditionalGeneration, ...
     },
     has_speculative_adaptive=True,
+    adaptive_candidate_steps=(1, 3, 5, 7),  # speculative/adaptive_spec_params.py:30
     adaptive_skips_auto_choice=True,
     has_draft_attention_backend=True,
     tree_paged_backends=("flashinfer", "fa3", "triton"),
