@@ -171,19 +171,24 @@ def test_steps_without_topk_type_error_both(tmp_path: Path, venv_python: str, re
 
 
 def test_unknown_algorithm_rejected_by_both(tmp_path: Path, venv_python: str, release: str) -> None:
-    """0.5.23 takes any string and rejects it while resolving, with a ValueError; 0.5.11's
-    --speculative-algorithm has argparse choices, so it exits 2 while parsing ("invalid
-    choice: 'EAGLE4'"). Same verdict; deploy's finding quotes each release's own words."""
-    r = checked(tmp_path, venv_python, "unknown", {"server": {"speculative_algorithm": "EAGLE4"}})
+    """0.5.23 takes any string and rejects it while resolving, with a ValueError, and deploy's
+    finding quotes it. 0.5.11's --speculative-algorithm has argparse choices, so SGLang exits
+    2 while parsing ("invalid choice: 'EAGLE4'"), and deploy refuses the profile as it loads
+    it, from the same choices in 0.5.11's flag table."""
+    data = {"server": {"speculative_algorithm": "EAGLE4"}}
+    if release == OLD:
+        with pytest.raises(ProfileError) as e:
+            checked(tmp_path, venv_python, "unknown", data)
+        assert e.value.field == "server.speculative_algorithm"
+        assert "EAGLE3" in e.value.fix  # the release's choices
+        return
+    r = checked(tmp_path, venv_python, "unknown", data)
     assert r.sglang is not None and r.sglang.accepted is False
-    want = {
-        NEW: sglang.release(NEW).message("spec-unknown-algorithm").line(name="EAGLE4"),
-        OLD: "argument parsing exited 2",
-    }[release]
+    want = sglang.release(NEW).message("spec-unknown-algorithm").line(name="EAGLE4")
     assert r.sglang.detail.startswith(want), r.sglang.detail
     assert "spec-unknown-algorithm" in errors(r)
     finding = next(f for f in r.errors if f.rule == "spec-unknown-algorithm")
-    assert f"SGLang {release} does not know" in finding.message
+    assert f"SGLang {release} does not know" in finding.message and want in finding.message
     assert r.disagreement is None
 
 

@@ -356,3 +356,22 @@ def test_too_many_draft_tokens_die_in_graph_capture(tmp_path: Path) -> None:
         in err
     )
     assert said("cuda-graph-capture-failed", error="CUDA error: out of memory") in err
+
+
+def test_seed_flags_on_the_older_release(tmp_path: Path) -> None:
+    """STANDIN_SGLANG_VERSION picks the imitated release: 0.5.11 asserts in server_args.py's
+    _handle_speculative_decoding, while parsing (no resolve_once), and deploy's classifier
+    names the same cause from that traceback."""
+    from orchestrator.diagnose import classify_text
+
+    p = Proc(
+        ["--model-path", "/tmp/x", "--tp", "8", *SEED_SPEC],
+        tmp_path,
+        STANDIN_SGLANG_VERSION="0.5.11",
+    )
+    assert p.p.wait(timeout=10) == 1
+    err = p.stderr()
+    assert err.rstrip("\n").endswith("\nAssertionError")
+    assert '/sglang/srt/server_args.py", line 3521, in _handle_speculative_decoding' in err
+    assert "resolve_once" not in err and "speculative_hook.py" not in err
+    assert classify_text(err).category == "spec-params-need-num-steps"

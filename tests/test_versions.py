@@ -170,3 +170,30 @@ def test_provenance_profile_builtin_auto_and_forced(tmp_path: Path) -> None:
     assert prov["attention_backend"] == f"--attention-backend in the profile {auto}"
     # the profile keeps the built-in's trtllm_mha draft backend, which forces page size 64
     assert prov["page_size"] == "forced by the trtllm_mha draft attention backend"
+
+
+@pytest.mark.parametrize(
+    ("version", "frame"),
+    [
+        ("0.5.11", "srt/server_args.py:3521 in _handle_speculative_decoding"),
+        ("0.5.23", "srt/arg_groups/speculative_hook.py:1162 in _handle_eagle_family"),
+    ],
+)
+def test_the_seed_judged_against_each_release_names_its_frame(
+    tmp_path: Path, version: str, frame: str
+) -> None:
+    """The seed's flags (top-k 4, draft tokens 3, no steps): refused against either release,
+    each time naming where that release asserts."""
+    p = write_profile(
+        tmp_path,
+        "seed",
+        unset=["server.speculative_num_steps"],
+        server={"speculative_eagle_topk": 4, "speculative_num_draft_tokens": 3},
+        sglang={"version": version},
+    )
+    r = CliRunner().invoke(app, ["validate", str(p), "--gpu", "b200", "--no-nvml", "--json"])
+    assert r.exit_code == 2
+    data = json.loads(r.stdout)
+    assert data["resolved"]["sglang"]["version"] == version
+    (f,) = [f for f in data["findings"] if f["rule"] == "spec-params-need-num-steps"]
+    assert f"sglang {version}: {frame}" in f["message"]
