@@ -32,6 +32,7 @@ def preflight_markdown() -> str:
         "speculative": "Speculative decoding",
         "models": "Checkpoints",
         "hardware": "Hardware",
+        "box": "This machine",
     }
     for key, title in sections.items():
         lines += [

@@ -20,6 +20,7 @@ from orchestrator.gpus import GpuReport
 from orchestrator.hardware import KINDS
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
+from orchestrator.rules import ports as port_rules
 from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
@@ -31,6 +32,7 @@ RULES: tuple[Rule, ...] = (
     *spec_rules.RULES,
     *model_rules.RULES,
     *gpu_rules.RULES,
+    *port_rules.RULES,
     *secret_rules.RULES,
 )
 
