@@ -772,6 +772,9 @@ RULES: tuple[Rule, ...] = (
         examples=("sglang-kimi.service: start operation timed out. Terminating.",),
     ),
 )
+from orchestrator.rules.runtime import RUNTIME_RULES  # noqa: E402 (built on Rule/pat above)
+
+RULES += RUNTIME_RULES  # causes while serving, GPU Xids (lowest priority on a tie)
 
 # Consequences of an earlier failure: matched so that they are never taken for the cause.
 ECHOES: tuple[Pat, ...] = (
