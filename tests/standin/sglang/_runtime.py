@@ -14,6 +14,8 @@ Environment (all optional):
   STANDIN_MODEL_ARCH    model class in "Load weight end." (DeepseekV3ForCausalLM)
   STANDIN_GPU_TOTAL_GB  per-GPU capacity (139.81); STANDIN_WEIGHTS_GB per-rank weights (62.4)
   STANDIN_SGLANG_PREFIX site-packages shown in tracebacks (interpreter's purelib)
+  STANDIN_CRASH_AFTER_S, STANDIN_CRASH, STANDIN_HANG_AFTER_S, STANDIN_HANG_HEALTH,
+  STANDIN_ZOMBIE_AFTER_S: failures after "ready" (see _day2.py)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 from sglang import __version__
 from sglang._args import parse, resolved_dict, resolved_spec, speculative_verdict
+from sglang._day2 import Day2
 from sglang._texts import (
     USER_WARNING,
     scheduler_graph_traceback,
@@ -112,6 +115,7 @@ class Sim:
             self.load_s = max(0.0, ready - other)
         self.max_total_tokens = 0
         self.httpd: ThreadingHTTPServer | None = None
+        self.day2 = Day2(self)  # failures after ready: crash, hang, zombie (see _day2.py)
 
     # ---- helpers -------------------------------------------------------------
     def prefixes(self) -> list[str]:
@@ -284,6 +288,7 @@ class Sim:
     def _on_term(self, signum, frame) -> None:
         uvicorn_log("Shutting down")
         self.status = "shutdown"
+        self.day2.stop.set()
         threading.Thread(target=self.httpd.shutdown, daemon=True).start()
 
     def warmup(self) -> None:
@@ -312,6 +317,7 @@ class Sim:
             kill_tree_and_die(include_parent=True)
             return
         log("The server is fired up and ready to roll!")
+        self.day2.start()
 
     # ---- payloads ----------------------------------------------------------------
     def model_info(self) -> dict[str, Any]:
@@ -423,6 +429,9 @@ def make_handler(sim: Sim):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path in ("/health", "/health_generate"):
+                code = sim.day2.health()
+                if code is not None:
+                    return self._send(code, b"", "")
                 return self._send(200 if sim.status == "up" else 503, b"", "")
             if path in ("/ready", "/ping"):
                 return self._send(200 if sim.status == "up" else 503, b"", "")
