@@ -238,14 +238,14 @@ async def up(
     on_progress: Callable[[Any], None] | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
-    from orchestrator import render
+    from orchestrator import liveness, render
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd, install_units
 
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
     warnings = _preflight(spec, gpus) if preflight else []
-    files = render.render(spec, user_mode=user)
+    files = render.render(spec, user_mode=user, state_root=state_root)
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
     _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
@@ -283,6 +283,9 @@ async def up(
                 store.step("install")
                 res.changed = install_units(files, unit_dir)
                 res.actions += [f"installed {n}" for n in res.changed]
+                retired = await liveness.retire(sd, spec, list(files), unit_dir)
+                res.changed += retired
+                res.actions += [f"stopped and removed {n} (liveness = false)" for n in retired]
                 if res.changed or interrupted:
                     await sd.reload()
                     res.actions.append("daemon-reload")
@@ -556,6 +559,7 @@ def _server_facts(info: Any) -> dict[str, Any]:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> list[dict[str, Any]]:
+    from orchestrator import incidents
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
@@ -590,6 +594,7 @@ async def status(
                 },
                 "server": _server_facts(info) if icode == 200 else {},
                 **_state_facts(state_root, d.name),
+                **incidents.status_fields(state_root, d.name, unit_dir=unit_dir),
             }
 
         return list(await asyncio.gather(*(one(d) for d in deps)))
