@@ -102,8 +102,11 @@ def diagnose_start(
     _sync_journal()
 
     def settled(entries: list[Any]) -> bool:
-        # PID 1's own line about the exit can trail the process's last output by a moment.
-        return timed_out or any("Failed with result" in e.message for e in entries)
+        # PID 1's own lines about the exit can trail the process's last output by a moment
+        # ("Failed with result" comes only after the ExecStopPost incident hook).
+        return timed_out or any(
+            "Failed with result" in e.message or "Main process exited" in e.message for e in entries
+        )
 
     entries = journal.read(unit, user=user, invocation=invocation) if invocation else []
     for _ in range(10 if invocation else 0):
@@ -348,6 +351,9 @@ async def _after_failure(
     on_progress: Callable[[Any], None] | None,
 ) -> None:
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
+    from orchestrator.incidents import settle
+
+    await settle(sd, spec.unit_name)  # let the stop hook record the crash before our job
     prev = store.last_healthy(exclude_digest=rel.digest) if rollback else None
     if prev is None:
         stop = await sd.stop(spec.unit_name)

@@ -515,6 +515,21 @@ async def stop_post(
     return inc
 
 
+async def settle(sd: Any, unit: str, timeout_s: float = 60.0) -> None:
+    """Wait while `unit` is stopping on its own (its stop hook running) before deploy queues a
+    stop or restart job on it: a job queued while the hook asks would make a crash look
+    requested, and the crash would go unrecorded."""
+
+    async def until_settled() -> None:
+        async with sd.watch(unit) as states:
+            async for st in states:
+                if st.active_state != "deactivating":
+                    return
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(until_settled(), timeout_s)
+
+
 # --------------------------------------------------------------------------- status, history
 
 

@@ -179,6 +179,19 @@ def test_deliberate_stops_record_nothing(sbox: Box) -> None:
     assert len(incident_files(sbox, name)) == 1
 
 
+def test_failed_start_under_up_is_an_incident_too(sbox: Box) -> None:
+    """up stops the unit only after the stop hook has run: the hook never sees up's job."""
+    name = "d2-startfail"
+    p = profile(name, port=31308, env={**FAST, "STANDIN_FAIL": "oom"}, health=QUICK_LIVENESS)
+    r = deploy(sbox, "up", p, "--json")
+    assert r.rc == 1 and r.json()["diagnosis"]["category"] == "cuda-oom"
+    (inc,) = incidents(sbox, name)  # present as soon as up returns: no waiting
+    assert (inc["kind"], inc["category"], inc["phase"]) == ("crash", "cuda-oom", "start-up")
+    assert inc["invocation_id"] == r.json()["invocation_id"]
+    hist = deploy(sbox, "history", name).stdout
+    assert "failed" in hist and "incident crash" in hist
+
+
 def test_hang_is_restarted_by_liveness(sbox: Box) -> None:
     name = "d2-hang"
     unit = f"sglang-{name}.service"
