@@ -2,9 +2,11 @@
 
 Plain data in and out; the CLI (`cli_bench.py`) prints it.
 
-Each level sends `requests` streaming `POST /v1/completions` with `concurrency` in flight at
-once, every one with `max_tokens = output_len`, `ignore_eos: true` (SGLang's extension, so
-each request generates exactly output_len tokens) and `stream_options.include_usage`.
+Each level sends `requests` streaming requests with `concurrency` in flight at once, every one
+with `max_tokens` set, `ignore_eos: true` (SGLang's extension, so each request generates
+exactly max_tokens tokens) and `stream_options.include_usage`. What is sent comes from a
+dataset (`orchestrator.datasets`): conversations to `POST /v1/chat/completions`, sampled
+with a seed, or (`random`) common-word prompts to `POST /v1/completions`.
 
 The figures are defined the way SGLang's `bench_serving` defines them:
 
@@ -34,11 +36,12 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.datasets import RANDOM_WARNING, Dataset, Item, describe, sample
 from orchestrator.errors import InputError
 
 STATE_DIR_ENV = "DEPLOY_STATE_DIR"  # named in messages; read by releases.state_dir
@@ -47,6 +50,7 @@ MAX_REQUESTS = 100_000
 INPUT_LEN_RANGE = (1, 1_000_000)
 OUTPUT_LEN_RANGE = (2, 1_000_000)  # >= 2: one token gives no decode speed and no ITL
 FORMAT_VERSION = 1
+LOW_ACCEPT_LENGTH = 1.5  # below this an EAGLE drafter barely pays for itself
 
 # Common English words that most BPE vocabularies keep as one token with a leading space.
 _WORD_TEXT = (
@@ -129,6 +133,9 @@ class BenchRun:
     started_at: str | None = None  # ISO 8601, UTC
     tool: str = "deploy bench"
     note: str | None = None
+    dataset: dict[str, Any] | None = None  # datasets.describe(): name, source, requests
+    seed: int | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -144,8 +151,11 @@ class BenchRun:
         for f in fields(self):
             v = getattr(self, f.name)
             d[f.name] = [lv.to_json() for lv in v] if f.name == "levels" else v
-        if self.note is None:
-            d.pop("note")
+        for key in ("note", "dataset", "seed"):
+            if d[key] is None:
+                d.pop(key)
+        if not self.warnings:
+            d.pop("warnings")
         return d
 
     @classmethod
@@ -166,6 +176,7 @@ class BenchRun:
         known = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in known and k != "levels"}
         kw["server"] = dict(kw.get("server") or {})
+        kw["warnings"] = [str(w) for w in kw.get("warnings") or ()]
         return cls(levels=tuple(levels), **kw)
 
 
@@ -276,7 +287,11 @@ def _client(max_connections: int, api_key: str | None = None) -> Any:
 
 
 async def _one_request(
-    client: Any, base_url: str, body: dict[str, Any], clock: Callable[[], float]
+    client: Any,
+    base_url: str,
+    body: dict[str, Any],
+    clock: Callable[[], float],
+    path: str = "/v1/completions",
 ) -> RequestResult:
     import httpx
 
@@ -288,7 +303,7 @@ async def _one_request(
     usage_tokens: int | None = None
     verify_ct: int | None = None
     try:
-        async with client.stream("POST", base_url + "/v1/completions", json=body) as r:
+        async with client.stream("POST", base_url + path, json=body) as r:
             if r.status_code != 200:
                 text = (await r.aread()).decode("utf-8", "replace")[:200]
                 return RequestResult(False, f"HTTP {r.status_code}: {text}")
@@ -308,7 +323,7 @@ async def _one_request(
                         False, f"server error in stream: {str(obj['error'])[:200]}"
                     )
                 for choice in obj.get("choices") or ():
-                    if choice.get("text"):
+                    if choice.get("text") or (choice.get("delta") or {}).get("content"):
                         chunks += 1
                         if first is None:
                             first = now
@@ -350,6 +365,20 @@ def _body(model: str, prompt: str, output_len: int) -> dict[str, Any]:
     }
 
 
+def _chat_body(model: str, messages: Sequence[dict[str, str]], output_len: int) -> dict[str, Any]:
+    body = _body(model, "", output_len)
+    del body["prompt"]
+    body["messages"] = list(messages)
+    return body
+
+
+def _request(model: str, item: Item) -> tuple[str, dict[str, Any]]:
+    """(path, body) of one dataset item: chat messages or a raw prompt."""
+    if item.messages is not None:
+        return "/v1/chat/completions", _chat_body(model, item.messages, item.output_len)
+    return "/v1/completions", _body(model, item.prompt or "", item.output_len)
+
+
 async def _accept_length(client: Any, base_url: str) -> float | None:
     import httpx
 
@@ -375,8 +404,12 @@ async def run_level(
     api_key: str | None = None,
     client: Any = None,
     seed: int = 0,
+    items: Sequence[Item] | None = None,
 ) -> LevelResult:
-    """`requests` streaming completions, `concurrency` in flight at once."""
+    """`requests` streaming completions, `concurrency` in flight at once: the dataset's
+    `items` when given (one request each), else common-word prompts of input_len tokens."""
+    if items is not None:
+        requests = len(items)
     check_inputs([concurrency], requests, input_len, output_len)
     base_url = base_url.rstrip("/")
     own = client is None
@@ -389,8 +422,12 @@ async def run_level(
 
         async def worker() -> None:
             for i in todo:  # shared iterator: each slot takes the next request when free
-                prompt = synthetic_prompt(input_len, seed * 1_000_003 + concurrency * 7919 + i)
-                res = await _one_request(client, base_url, _body(model, prompt, output_len), clock)
+                if items is not None:
+                    path, body = _request(model, items[i])
+                else:
+                    prompt = synthetic_prompt(input_len, seed * 1_000_003 + concurrency * 7919 + i)
+                    path, body = "/v1/completions", _body(model, prompt, output_len)
+                res = await _one_request(client, base_url, body, clock, path)
                 results.append(res)
                 if on_progress is not None:
                     on_progress(len(results), requests)
@@ -490,13 +527,24 @@ async def run(
     api_key: str | None = None,
     on_level: Callable[[int, int], ProgressFn | None] | None = None,
     warmup: bool = True,
+    dataset: Dataset | None = None,
+    seed: int = 0,
+    workload: Sequence[Sequence[Item]] | None = None,
 ) -> BenchRun:
     """Every level in turn against a Spec (its health.base_url) or a base URL.
 
+    Requests come from `dataset` (sampled here with `seed`), or from `workload` (one tuple
+    of items per level, as `datasets.sample` makes them: `deploy tune` samples once and sends
+    the same to every candidate); with neither, common-word prompts of input_len tokens.
     on_level(concurrency, requests) is called as a level starts and may return the
     on_progress(done, total) callback for that level."""
     check_inputs(list(levels), requests, input_len, output_len)
     levels = sorted(set(levels))
+    if workload is None and dataset is not None:
+        counts = [requests if requests is not None else default_requests(c) for c in levels]
+        workload = sample(dataset, counts, seed=seed, input_len=input_len, output_len=output_len)
+    if workload is not None and len(workload) != len(levels):
+        raise ValueError("one tuple of items per level")
     if isinstance(target, str):
         base_url, name = target.rstrip("/"), profile or "adhoc"
     else:
@@ -509,14 +557,17 @@ async def run(
     out: list[LevelResult] = []
     async with _client(max(levels), api_key) as client:
         if warmup:  # one short request, not counted (bench_serving does the same)
-            await _one_request(
-                client,
-                base_url,
-                _body(model, synthetic_prompt(min(input_len, 32), -1), min(output_len, 16)),
-                time.perf_counter,
-            )
+            first = workload[0][0] if workload and workload[0] else None
+            if first is not None and first.messages is not None:
+                path, body = _request(model, replace(first, output_len=min(first.output_len, 16)))
+            else:
+                prompt = synthetic_prompt(min(input_len, 32), -1)
+                path, body = "/v1/completions", _body(model, prompt, min(output_len, 16))
+            await _one_request(client, base_url, body, time.perf_counter, path)
         for i, c in enumerate(levels):
             n = requests if requests is not None else default_requests(c)
+            if workload is not None:
+                n = len(workload[i])
             cb = on_level(c, n) if on_level is not None else None
             out.append(
                 await run_level(
@@ -529,10 +580,18 @@ async def run(
                     on_progress=cb,
                     client=client,
                     seed=i + 1,
+                    items=workload[i] if workload is not None else None,
                 )
             )
     server = {k: v for k, v in facts.items() if k != "avg_spec_accept_length"}
-    return BenchRun(
+    described = None
+    notes: list[str] = []
+    if dataset is not None and workload is not None:
+        described = describe(dataset, workload)
+        notes = list(dataset.notes)
+    elif workload is None:
+        notes = [RANDOM_WARNING]
+    run = BenchRun(
         profile=name,
         levels=tuple(out),
         base_url=base_url,
@@ -542,7 +601,30 @@ async def run(
         input_len=input_len,
         output_len=output_len,
         started_at=started,
+        dataset=described if described else {"name": "random"} if workload is None else None,
+        seed=seed,
     )
+    return replace(run, warnings=[*notes, *accept_warnings(run)])
+
+
+def accept_warnings(run: BenchRun) -> list[str]:
+    """An EAGLE deployment whose accept length is below LOW_ACCEPT_LENGTH at some level."""
+    if (run.speculative_algorithm or "").upper() not in ("EAGLE", "EAGLE3"):
+        return []
+    low = [
+        lv
+        for lv in run.levels
+        if lv.accept_length is not None and lv.accept_length < LOW_ACCEPT_LENGTH
+    ]
+    if not low:
+        return []
+    where = ", ".join(f"{lv.accept_length:.2f} at concurrency {lv.concurrency}" for lv in low)
+    return [
+        f"accept length {where} is below {LOW_ACCEPT_LENGTH}: each verify step keeps few drafted "
+        "tokens, so speculation barely pays for its draft steps. Either the drafter does not fit "
+        "this model (check speculative_draft_model_path is the EAGLE-3 head trained for it) or "
+        "the prompts are not representative (bench with --dataset sharegpt or your own traffic)"
+    ]
 
 
 # ---- saving, history, compare, plot -----------------------------------------------------------

@@ -14,8 +14,9 @@ import typer
 from orchestrator.errors import DeployError, InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
+    from orchestrator.journal import JournalEntry
     from orchestrator.spec import Spec
 
 app = typer.Typer(
@@ -118,15 +119,23 @@ def _report_text(report: object) -> str:
     verdict = "will start" if report.ok else "will NOT start"
     lines = [f"{report.name}: {verdict} ({errors} error(s), {warnings} warning(s))"]
     r = report.resolved
+    sg = r["sglang"]
+    lines.append(f"  judged against SGLang {sg['version']} ({sg['source']})")
+    prov = r["provenance"]
+    rows: list[tuple[str, object, str]] = []
     if r.get("speculative_algorithm"):
-        lines.append(
-            f"  speculative: {r['speculative_algorithm']} steps={r['speculative_num_steps']} "
-            f"topk={r['speculative_eagle_topk']} draft_tokens={r['speculative_num_draft_tokens']}"
-        )
-    ab, ps = r["attention_backend"], r["page_size"]
-    lines.append(
-        f"  attention backend: {ab['value']} ({ab['set_by']}); page size: {ps['value']} ({ps['set_by']})"
-    )
+        lines.append(f"  speculative: {r['speculative_algorithm']}")
+        for key, label in (
+            ("speculative_num_steps", "steps"),
+            ("speculative_eagle_topk", "top-k"),
+            ("speculative_num_draft_tokens", "draft tokens"),
+        ):
+            rows.append((label, r[key], prov[key]))
+    rows.append(("attention backend", r["attention_backend"]["value"], prov["attention_backend"]))
+    rows.append(("page size", r["page_size"]["value"], prov["page_size"]))
+    width = max(len(f"{label} {value}") for label, value, _ in rows)
+    for label, value, who in rows:
+        lines.append(f"    {f'{label} {value}':<{width}}  set by: {who}")
     for f in report.findings:
         lines.append("  " + f.text().replace("\n", "\n  "))
     if report.sglang is not None:
@@ -558,7 +567,7 @@ def logs_cmd(
         unit = spec.unit_name if spec else f"sglang-{profile}.service"
         if input_file is not None:
             text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
-            entries = journal.parse_text(text)
+            entries: Sequence[JournalEntry] = journal.JournalLines(text)
         else:
             if follow and not classify:
                 _follow(unit, invocation, user, since, clean)
@@ -575,7 +584,11 @@ def logs_cmd(
             return
         from orchestrator import diagnose
 
-        diag = diagnose.classify(entries, flags=dict(spec.server) if spec else None)
+        diag = diagnose.classify(
+            entries,
+            flags=dict(spec.server) if spec else None,
+            release=spec.sglang.release if spec else None,
+        )
     except DeployError as e:
         _fail(e)
     if as_json:
@@ -627,8 +640,10 @@ def _follow(
 
 def _register_bench() -> None:
     from orchestrator.cli_bench import bench_cmd
+    from orchestrator.cli_tune import tune_cmd
 
     app.command("bench")(bench_cmd)
+    app.command("tune")(tune_cmd)
 
 
 _register_bench()

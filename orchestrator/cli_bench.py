@@ -42,12 +42,32 @@ def bench_cmd(
         ),
     ] = None,
     input_len: Annotated[
-        int, typer.Option("--input-len", help="Prompt length in tokens (synthetic words).")
+        int,
+        typer.Option(
+            "--input-len",
+            help="Longest prompt in tokens: longer conversations are skipped (random: the exact length).",
+        ),
     ] = 1024,
     output_len: Annotated[
         int,
-        typer.Option("--output-len", help="Tokens generated per request (ignore_eos, exact)."),
+        typer.Option(
+            "--output-len",
+            help="Most tokens generated per request: the conversation's answer length, capped (ignore_eos, exact).",
+        ),
     ] = 256,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help="sharegpt (the default; needs deploy[bench]), FILE (ShareGPT JSON, or JSONL of messages or prompts), or random (acceptance then not representative).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed", help="Sampling seed: two runs with one seed send the same requests."
+        ),
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     compare_with: Annotated[
         str | None,
@@ -105,6 +125,9 @@ def bench_cmd(
         if plot_path is not None:
             _need_matplotlib()
         bench.check_writable(state, name)
+        from orchestrator import datasets
+
+        data = datasets.load(dataset)
         target: Any = base_url if base_url is not None else spec
         with _Bars(enabled=not as_json) as bars:
             run = asyncio.run(
@@ -117,6 +140,8 @@ def bench_cmd(
                     profile=name,
                     api_key=spec.server.get("api_key") if spec is not None else None,
                     on_level=bars.level,
+                    dataset=data,
+                    seed=seed,
                 )
             )
         saved = bench.save(run, state)
@@ -280,10 +305,15 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def run_text(run: Any) -> str:
     algo = run.speculative_algorithm or "autoregressive"
-    head = (
-        f"{run.profile}: {run.model} ({algo}) at {run.base_url}, "
-        f"input {run.input_len} / output {run.output_len} tokens, {run.started_at}"
-    )
+    ds = run.dataset or {}
+    if ds.get("kind") == "chat":
+        what = (
+            f"{ds.get('requests')} conversations of {ds.get('name')} (seed {run.seed}), "
+            f"input <= {run.input_len} / output <= {run.output_len} tokens"
+        )
+    else:
+        what = f"random words, input {run.input_len} / output {run.output_len} tokens"
+    head = f"{run.profile}: {run.model} ({algo}) at {run.base_url}, {what}, {run.started_at}"
     rows = []
     for lv in run.levels:
         rows.append(
@@ -310,6 +340,7 @@ def run_text(run: Any) -> str:
     for lv in run.levels:
         for e in lv.error_samples:
             out.append(f"  concurrency {lv.concurrency}: {lv.errors} failed, e.g. {e}")
+    out += [f"warning: {w}" for w in run.warnings]
     return "\n".join(out)
 
 

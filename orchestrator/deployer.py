@@ -101,14 +101,18 @@ def diagnose_start(
 
     _sync_journal()
 
-    def settled(entries: list[Any]) -> bool:
+    def settled(entries: journal.JournalLines) -> bool:
         # PID 1's own lines about the exit can trail the process's last output by a moment
         # ("Failed with result" comes only after the ExecStopPost incident hook).
         return timed_out or any(
-            "Failed with result" in e.message or "Main process exited" in e.message for e in entries
+            "Failed with result" in s or "Main process exited" in s for s in entries.search
         )
 
-    entries = journal.read(unit, user=user, invocation=invocation) if invocation else []
+    entries = (
+        journal.read(unit, user=user, invocation=invocation)
+        if invocation
+        else journal.JournalLines("")
+    )
     for _ in range(10 if invocation else 0):
         if settled(entries):
             break
@@ -117,6 +121,7 @@ def diagnose_start(
     return diagnose.classify(
         entries,
         flags=dict(spec.server),
+        release=spec.sglang.release,
         systemd_result=systemd_result,
         exit_status=exit_status,
         timed_out=timed_out,

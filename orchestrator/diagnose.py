@@ -35,10 +35,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from orchestrator import sglang
 from orchestrator.flags import from_argv
 from orchestrator.journal import JournalEntry, JournalLines
 from orchestrator.rules import classify as R
-from orchestrator.rules.milestones import phase_of
+from orchestrator.sglang import Release, phase_of
 
 __all__ = [
     "Diagnosis",
@@ -52,7 +53,10 @@ troubleshooting_markdown = R.troubleshooting_markdown
 
 MAX_EVIDENCE = 8
 _TRACEBACK = "Traceback (most recent call last)"
+_FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
 _CONTEXT_WINDOW = 120  # lines searched back for the traceback header
+_NOISE_FROM = 2000  # lines: shorter logs are searched whole
+_ENRICH_AROUND = 40  # lines around the cause a rule's enrich() reads (versions, GPU, port)
 # The last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ...", "AssertionError".
 _EXC_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b")
 
@@ -140,21 +144,30 @@ def _keywords() -> tuple[str, ...]:
 
 
 def _candidate_lines(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
-    """Indices of the lines holding any keyword, found with str.find over the joined text."""
-    text = "\n".join(raw)
-    starts = [0] * len(raw)
+    """Indices of the lines holding any keyword, found with str.find over the joined text.
+
+    A long journal is mostly a healthy server's routine lines (decode/prefill batch
+    statistics, access logs: `R.NOISE`), which no rule can match: they are dropped first, so
+    the keywords are searched in what is left."""
+    noise = R.NOISE_RE.search
+    rows = [i for i, ln in enumerate(raw) if not noise(ln)] if len(raw) > _NOISE_FROM else None
+    lines = [raw[i] for i in rows] if rows is not None else raw
+    text = "\n".join(lines)
+    starts = [0] * len(lines)
     pos = 0
-    for i, ln in enumerate(raw):
+    for i, ln in enumerate(lines):
         starts[i] = pos
         pos += len(ln) + 1
     hits: set[int] = set()
-    n = len(raw)
+    n = len(lines)
     for kw in keywords:
         i = text.find(kw)
         while i != -1:
             row = bisect.bisect_right(starts, i) - 1
             hits.add(row)
             i = text.find(kw, starts[row + 1]) if row + 1 < n else -1
+    if rows is not None:
+        return sorted(rows[h] for h in hits)
     return sorted(hits)
 
 
@@ -162,7 +175,11 @@ def _candidate_lines(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
 
 
 def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
-    """The traceback lines ending at line i (same PID when known), oldest first; () if none."""
+    """The traceback lines ending at line i (same PID when known), oldest first; () if none.
+
+    Back to "Traceback (most recent call last):" when it is there; in a log pasted without
+    that header (a fragment), the run of frame lines (`File "…", line N, in f`, their source
+    and caret lines) right above line i."""
     pid = entries[i].pid
     out: list[int] = []
     lo = max(0, i - _CONTEXT_WINDOW)
@@ -171,9 +188,18 @@ def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
         if pid is not None and e.pid is not None and e.pid != pid:
             continue
         out.append(j)
-        if _TRACEBACK in e.message:
+        if _TRACEBACK in e.text:
             out.reverse()
             return tuple(out)
+    frames: list[int] = []
+    for j in range(i - 1, lo - 1, -1):
+        t = entries[j].text
+        if not (_FRAME.match(t) or t[:1] in (" ", "\t")):
+            break
+        frames.append(j)
+    if any(_FRAME.match(entries[j].text) for j in frames):
+        frames.reverse()
+        return tuple(frames)
     return ()
 
 
@@ -182,7 +208,7 @@ def _context_ok(entries: Sequence[JournalEntry], p: R.Pat, block: tuple[int, ...
         return True
     if not block:
         return False
-    text = "\n".join(entries[j].message for j in block)
+    text = "\n".join(entries[j].text for j in block)
     return all(c.search(text) for c in p.context)
 
 
@@ -235,18 +261,15 @@ def flags_from_log(entries: Sequence[JournalEntry], near: Sequence[int] = ()) ->
 
 def _find_matches(
     entries: Sequence[JournalEntry], candidates: Sequence[int]
-) -> tuple[list[_Match], list[int], list[int], list[int]]:
-    """(rule matches, echo lines, errorish lines, milestone/progress lines)."""
+) -> tuple[list[_Match], list[int], list[int]]:
+    """(rule matches, echo lines, errorish lines)."""
     matches: list[_Match] = []
     echoes: list[int] = []
     errorish: list[int] = []
-    progress: list[int] = []
     for i in candidates:
-        msg = entries[i].message
-        if R.ERRORISH.search(msg) and not R.BENIGN.search(msg):
+        msg = entries[i].text
+        if R.ERRORISH.search(entries[i].message) and not R.BENIGN.search(msg):
             errorish.append(i)
-        if R.PROGRESS_KEYWORD in msg or any(k in msg for k in R.MILESTONE_KEYWORDS):
-            progress.append(i)
         is_echo = any(any(k in msg for k in p.keywords) and p.regex.search(msg) for p in R.ECHOES)
         if is_echo:
             echoes.append(i)
@@ -262,7 +285,7 @@ def _find_matches(
                     continue
                 matches.append(_Match(i, rule, p, m, p.role or rule.role, block))
                 break  # first pattern of a rule wins for this line; other rules still tried
-    return matches, echoes, errorish, progress
+    return matches, echoes, errorish
 
 
 def _pick(entries: Sequence[JournalEntry], matches: list[_Match]) -> _Match | None:
@@ -286,7 +309,7 @@ def _evidence(entries: Sequence[JournalEntry], m: _Match) -> list[JournalEntry]:
         ctx_lines = [
             j
             for j in m.block[1:]
-            if m.pat.context and any(c.search(entries[j].message) for c in m.pat.context)
+            if m.pat.context and any(c.search(entries[j].text) for c in m.pat.context)
         ]
         for j in ctx_lines[-3:]:
             if j not in picked:
@@ -300,11 +323,15 @@ def _evidence(entries: Sequence[JournalEntry], m: _Match) -> list[JournalEntry]:
     return [entries[j] for j in sorted(set(picked))]
 
 
-def _phase(entries: Sequence[JournalEntry], progress: Sequence[int]) -> str:
+def _phase(entries: Sequence[JournalEntry]) -> str:
+    """The last start-up milestone reached (for startup-timeout only: found by a scan of its
+    own, so that milestones cost nothing when the log names a cause)."""
+    search = entries.search if isinstance(entries, JournalLines) else [e.message for e in entries]
+    keywords = (*R.MILESTONE_KEYWORDS, R.PROGRESS_KEYWORD)
     last_label = None
     last_progress = None
-    for i in progress:
-        msg = entries[i].message
+    for i in _candidate_lines(search, keywords):
+        msg = entries[i].text
         ms = phase_of(msg)
         if ms is not None:
             last_label = ms.label
@@ -318,6 +345,39 @@ def _phase(entries: Sequence[JournalEntry], progress: Sequence[int]) -> str:
     return last_label
 
 
+def _first_traceback_exception(
+    entries: Sequence[JournalEntry], errorish: Sequence[int], echoes: set[int]
+) -> int | None:
+    """The last line of the first traceback that does not end in an echo: its exception."""
+    for i in errorish:
+        if _TRACEBACK in entries[i].text:
+            for j in range(i + 1, min(len(entries), i + 1 + _CONTEXT_WINDOW)):
+                if _EXC_LINE.match(entries[j].text):
+                    if j not in echoes:
+                        return j
+                    break
+    return None
+
+
+_ERROR_LEVEL = re.compile(r"(?:^|[\s|\]:])(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{3,4} |\[rank\d+\]:\[E")
+
+
+def _first_error_level(
+    entries: Sequence[JournalEntry], errorish: Sequence[int], skip: set[int]
+) -> int | None:
+    """The first line logged at ERROR level (journal priority <= 3, or an ERROR / glog E
+    marker in the line), echoes left out."""
+    for i in errorish:
+        if i in skip:
+            continue
+        e = entries[i]
+        if (
+            e.priority is not None and e.priority <= 3 and e.source == "journal"
+        ) or _ERROR_LEVEL.search(e.message):
+            return i
+    return None
+
+
 def _unknown(
     entries: Sequence[JournalEntry],
     errorish: Sequence[int],
@@ -325,30 +385,52 @@ def _unknown(
     exit_status: str | None,
     systemd_result: str | None,
 ) -> Diagnosis:
+    """No rule matched. Not a guess: the likeliest cause lines (the last line of the first
+    traceback, the first ERROR-level line, else the first exception line) lead the evidence,
+    then the last error lines."""
     echo_set = set(echoes)
-    first_exc = next(
-        (i for i in errorish if i not in echo_set and _EXC_LINE.match(entries[i].message)),
-        None,
-    )
-    tail = list(errorish[-(MAX_EVIDENCE - (1 if first_exc is not None else 0)) :])
-    picked = sorted({*tail, *([first_exc] if first_exc is not None else [])})
+    first_tb = _first_traceback_exception(entries, errorish, echo_set)
+    first_exc = first_tb
+    if first_exc is None:
+        first_exc = next(
+            (i for i in errorish if i not in echo_set and _EXC_LINE.match(entries[i].text)),
+            None,
+        )
+    first_err = _first_error_level(entries, errorish, echo_set | {first_exc or -1})
+    lead = [i for i in (first_exc, first_err) if i is not None]
+    tail = [i for i in errorish if i not in lead][-(MAX_EVIDENCE - len(lead)) :]
+    picked = lead + sorted(tail)
     if not picked:
         picked = list(range(max(0, len(entries) - 5), len(entries)))
-    evidence = [entries[i] for i in picked][-MAX_EVIDENCE:]
+    evidence = [entries[i] for i in picked][:MAX_EVIDENCE]
     what = []
     if systemd_result:
         what.append(f"systemd result {systemd_result!r}")
     if exit_status:
         what.append(f"exit status {exit_status}")
-    if first_exc is not None:
+    if lead:
+        said_ = " and ".join(repr(entries[i].text.strip()[:160]) for i in lead)
+        which = (
+            "the last line of the first traceback"
+            if first_tb is not None
+            else "the first exception"
+        )
+        if first_err is not None:
+            which += (
+                " and the first ERROR-level line"
+                if first_exc is not None
+                else "the first ERROR-level line"
+            )
+            if first_exc is None:
+                which = "the first ERROR-level line"
         summary = (
-            "no rule recognises this failure (not guessed): the first exception is "
-            f"{entries[first_exc].message.strip()[:160]!r}; the last error lines are shown"
+            f"no rule recognises this failure (not guessed); the likeliest cause lines, {which}: "
+            f"{said_}; the last error lines follow"
         )
     elif echoes:
         summary = (
             "the log holds only consequences of a failure (e.g. "
-            f"{entries[echoes[0]].message.strip()[:120]!r}), not its cause; the last error lines are shown"
+            f"{entries[echoes[0]].text.strip()[:120]!r}), not its cause; the last error lines are shown"
         )
     else:
         summary = "no rule recognises this failure (not guessed); the last error lines are shown"
@@ -359,8 +441,9 @@ def _unknown(
         summary=summary,
         evidence=evidence,
         fix=(
-            "read the evidence and the full log (`deploy logs`); if an earlier start or another "
-            "rank printed the error, classify that invocation; report the lines so a rule can be added"
+            "read the evidence (the first lines are the likeliest cause) and the full log "
+            "(`deploy logs`); if an earlier start or another rank printed the error, classify that "
+            "invocation; report the lines so a rule can be added"
         ),
         doc=R.UNKNOWN_DOC,
         title="no rule matched",
@@ -379,6 +462,7 @@ def classify(
     entries: Sequence[JournalEntry],
     *,
     flags: Mapping[str, Any] | None = None,
+    release: Release | None = None,
     systemd_result: str | None = None,
     exit_status: str | None = None,
     timed_out: bool = False,
@@ -389,12 +473,14 @@ def classify(
     the log when possible. systemd_result: the unit's Result property ("exit-code",
     "oom-kill", "timeout", "start-limit-hit", ...). exit_status: e.g. "1", "137", "9/KILL".
     timed_out: our own deadline passed before the service became healthy.
+    release: the SGLang release the unit runs (its flag names go into fix texts); None: the
+    newest deploy knows.
     """
     if isinstance(entries, JournalLines):
         candidates = _candidate_lines(entries.search, _keywords())
     else:
         candidates = _candidate_lines([e.message for e in entries], _keywords())
-    matches, echoes, errorish, progress = _find_matches(entries, candidates)
+    matches, echoes, errorish = _find_matches(entries, candidates)
 
     syn = _synthetic(systemd_result, exit_status, timed_out)
     explained = {c for m in matches if m.role == R.CAUSE for c in m.rule.explains}
@@ -404,7 +490,7 @@ def classify(
 
     # A bare SIGKILL hints at the OOM killer only if no error was logged before it.
     first_error = min(
-        [*echoes, *(i for i in errorish if _EXC_LINE.match(entries[i].message))],
+        [*echoes, *(i for i in errorish if _EXC_LINE.match(entries[i].text))],
         default=None,
     )
 
@@ -423,11 +509,17 @@ def classify(
     for role in (R.CAUSE, R.FALLBACK, R.HINT):
         winner = _pick(entries, by_role[role])
         if winner is not None:
-            return _diagnose(entries, winner, matches, progress, flags)
+            return _diagnose(entries, winner, matches, flags, release)
         # The caller's facts count as a line of their rule at the very end of the log.
         if syn is not None and syn[1] == role:
             return _diagnose_synthetic(
-                entries, syn[0], role, matches, progress, systemd_result, exit_status
+                entries,
+                syn[0],
+                role,
+                matches,
+                systemd_result,
+                exit_status,
+                release or sglang.NEWEST,
             )
     return _unknown(entries, errorish, echoes, exit_status, systemd_result)
 
@@ -459,21 +551,52 @@ def _also(matches: Sequence[_Match], category: str) -> list[str]:
     return list(seen)
 
 
+def _release_detail(release: Release | None) -> dict[str, str]:
+    """What fix texts name from the SGLang release the unit runs: its CUDA-graph flags, how
+    to install it. Without a release (a saved log, no profile), the flags of every known
+    release and no version."""
+    if release is None:
+        releases = list(reversed(sglang.RELEASES.values()))
+
+        def either(key: str) -> str:
+            names = list(dict.fromkeys(r.graph_flags[key] for r in releases))
+            return names[0] + (
+                f" ({' or '.join(names[1:])} before SGLang 0.5.20)" if names[1:] else ""
+            )
+
+        return {
+            "graph_max_bs": either("max_bs"),
+            "graph_disable": either("disable"),
+            "install": "pip install 'sglang[all]==<the SGLang version you run>'",
+            "sglang_version": "?",
+        }
+    return {
+        "graph_max_bs": release.graph_flags["max_bs"],
+        "graph_disable": release.graph_flags["disable"],
+        "install": release.install_hint,
+        "sglang_version": release.version,
+    }
+
+
 def _diagnose(
     entries: Sequence[JournalEntry],
     winner: _Match,
     matches: Sequence[_Match],
-    progress: Sequence[int],
     flags: Mapping[str, Any] | None,
+    release: Release | None,
 ) -> Diagnosis:
     rule, p = winner.rule, winner.pat
-    detail: dict[str, str] = dict(rule.defaults)
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     detail.update(p.detail)
     detail.update({k: v.strip() for k, v in winner.m.groupdict().items() if v is not None})
     if "msg" in detail and len(detail["msg"]) > 300:
         detail["msg"] = detail["msg"][:297] + "..."
     if rule.id == "startup-timeout":
-        detail["phase"] = _phase(entries, progress)
+        detail["phase"] = _phase(entries)
+    if rule.enrich is not None:
+        lo = winner.block[0] if winner.block else max(0, winner.index - _ENRICH_AROUND)
+        hi = min(len(entries), winner.index + _ENRICH_AROUND)
+        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
     if rule.explain is not None:
         if flags is None:
             flags = flags_from_log(entries, near=(winner.index, *winner.block))
@@ -503,18 +626,18 @@ def _diagnose_synthetic(
     rule: R.Rule,
     role: str,
     matches: Sequence[_Match],
-    progress: Sequence[int],
     systemd_result: str | None,
     exit_status: str | None,
+    release: Release | None,
 ) -> Diagnosis:
     """A diagnosis from the caller's facts (systemd Result, exit status, our deadline)."""
-    detail: dict[str, str] = dict(rule.defaults)
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     if systemd_result:
         detail["systemd_result"] = systemd_result
     if exit_status:
         detail["exit_status"] = exit_status
     if rule.id == "startup-timeout":
-        detail["phase"] = _phase(entries, progress)
+        detail["phase"] = _phase(entries)
     own = [m for m in matches if m.rule.id == rule.id]
     if role == R.HINT:
         summary = (

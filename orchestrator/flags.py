@@ -1,7 +1,9 @@
-"""SGLang's own flag table (read from the 0.5.23 wheel) and ServerArgs <-> argv.
+"""SGLang's own flag table (read from each known release's wheel) and ServerArgs <-> argv.
 
 Profile `[server]` keys are SGLang's ServerArgs field names, so the table is the only
 translation needed: field -> `--flag`, plus its type, default and how argparse takes it.
+`table(version)` is the table of one release (`orchestrator/sglang/args-<version>.json`);
+without a version, the newest deploy knows.
 """
 
 from __future__ import annotations
@@ -59,8 +61,11 @@ class FlagTable:
 
 
 @cache
-def table() -> FlagTable:
-    raw = json.loads(resources.files("orchestrator.rules").joinpath("sglang_args.json").read_text())
+def table(version: str | None = None) -> FlagTable:
+    from orchestrator.sglang import release
+
+    r = release(version)
+    raw = json.loads(resources.files("orchestrator.sglang").joinpath(r.args_file).read_text())
     fields = {
         f["name"]: Field(
             name=f["name"],
@@ -81,7 +86,11 @@ def table() -> FlagTable:
 
 def flag(name: str) -> str:
     """`speculative_eagle_topk` -> `--speculative-eagle-topk` (works for unknown names too)."""
-    f = table().fields.get(name)
+    return _flag(table().fields, name)
+
+
+def _flag(fields: Mapping[str, Field], name: str) -> str:
+    f = fields.get(name)
     return f.flag if f else "--" + name.replace("_", "-")
 
 
@@ -93,13 +102,16 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def to_argv(server: Mapping[str, Any], order: Iterable[str] | None = None) -> list[str]:
+def to_argv(
+    server: Mapping[str, Any], order: Iterable[str] | None = None, *, version: str | None = None
+) -> list[str]:
     """The launch_server arguments for these ServerArgs values, in a stable order.
 
     `model_path` first, then the rest in `order` (default: the mapping's own order).
     A bool True is the bare flag; False is omitted (or `--no-x` where SGLang has it).
+    `version`: the SGLang release whose flag table applies (default: the newest known).
     """
-    t = table().fields
+    t = table(version).fields
     names = list(order) if order is not None else list(server)
     names.sort(key=lambda n: n != "model_path")
     argv: list[str] = []
@@ -109,18 +121,18 @@ def to_argv(server: Mapping[str, Any], order: Iterable[str] | None = None) -> li
         ftype = f.type if f else "any"
         if ftype == "bool" or isinstance(value, bool):
             if value:
-                argv.append(flag(name))
+                argv.append(_flag(t, name))
             elif f is not None and f.boolean_optional:
                 argv.append("--no-" + f.flag[2:])
             continue
         if isinstance(value, list):
-            argv.append(flag(name))
+            argv.append(_flag(t, name))
             argv.extend(_scalar(v) for v in value)
             continue
         if isinstance(value, dict):
-            argv += [flag(name), json.dumps(value, sort_keys=True, separators=(",", ":"))]
+            argv += [_flag(t, name), json.dumps(value, sort_keys=True, separators=(",", ":"))]
             continue
-        argv += [flag(name), _scalar(value)]
+        argv += [_flag(t, name), _scalar(value)]
     return argv
 
 
@@ -136,11 +148,11 @@ def _coerce(f: Field | None, raw: str) -> Any:
     return raw
 
 
-def from_argv(argv: Sequence[str]) -> dict[str, Any]:
+def from_argv(argv: Sequence[str], *, version: str | None = None) -> dict[str, Any]:
     """Parse launch_server arguments back to ServerArgs field names (best effort, no argparse
     abbreviations beyond `--tp`). Used on command lines recovered from units and logs."""
-    spell = table().by_flag()
-    t = table().fields
+    spell = table(version).by_flag()
+    t = table(version).fields
     out: dict[str, Any] = {}
     i = 0
     args = list(argv)

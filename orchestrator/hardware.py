@@ -1,4 +1,4 @@
-"""GPU families and the SGLang defaults that depend on them.
+"""GPU families (the SGLang defaults that depend on them live in orchestrator/sglang/).
 
 Off the box the GPU comes from `--gpu` or `[hardware] gpu`; on the box from NVML
 (see `gpus.py`). Unknown GPU means hardware-dependent rules say they could not check.
@@ -36,20 +36,3 @@ KINDS: dict[str, GpuKind] = {
         GpuKind("l40s", "ada", 89, 48),
     )
 }
-
-# Attention backends that force a page size, and the size they force (overrides.py).
-FORCED_PAGE_SIZE: dict[str, int] = {"trtllm_mla": 64, "flashmla": 64, "cutlass_mla": 128}
-# Backends that implement top-k > 1 trees with page size > 1 (speculative_hook.py).
-TREE_PAGED_BACKENDS: tuple[str, ...] = ("flashinfer", "fa3", "triton")
-
-
-def default_attention_backend(gpu: GpuKind | None, attention: str | None) -> str | None:
-    """SGLang 0.5.23's default attention backend for a DeepSeek-V3-style MLA model, by GPU;
-    None where it depends on more than we know."""
-    if gpu is None or attention != "mla":
-        return None
-    if gpu.blackwell and gpu.sm // 10 == 10:  # sm_100/sm_103 (B200, B300); not RTX sm_120
-        return "trtllm_mla"
-    if gpu.family == "hopper":
-        return "fa3"
-    return "triton"

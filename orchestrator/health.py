@@ -18,7 +18,7 @@ from typing import Literal
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_never, wait_exponential
 
-from orchestrator.rules.milestones import Milestone, phase_of
+from orchestrator.sglang import Milestone, phase_of
 from orchestrator.systemd import Systemd, UnitState
 
 POLL_MAX_WAIT_S = 0.25

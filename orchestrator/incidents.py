@@ -283,7 +283,7 @@ KERNEL_BEFORE_START_S = 30  # ...and not before the invocation started, less thi
 class _Journal:
     """The invocation's journal and the kernel's Xid lines, read together."""
 
-    entries: list[Any]
+    entries: Sequence[Any]
     kernel: list[Any]
 
 
@@ -309,7 +309,7 @@ def diagnose_journal(
     end_us: int,
     systemd_result: str | None = None,
     exit_status: str | None = None,
-) -> tuple[Any, list[Any], list[Any]]:
+) -> tuple[Any, Sequence[Any], list[Any]]:
     """(diagnosis, the invocation's entries, Xid events): the unit's lines merged with the
     kernel's Xid lines of the failure's window (KERNEL_BEFORE_S before the end at most, and
     not before the start less KERNEL_BEFORE_START_S)."""
@@ -337,7 +337,7 @@ def diagnose_invocation(
     end_us: int,
     systemd_result: str | None = None,
     exit_status: str | None = None,
-) -> tuple[Any, list[Any], list[Any]]:
+) -> tuple[Any, Sequence[Any], list[Any]]:
     """(diagnosis, the invocation's journal entries, Xid events) for one invocation."""
     got = read_journal(unit, invocation, user=user, since_us=end_us - KERNEL_BEFORE_S * 1_000_000)
     return diagnose_journal(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import subprocess
@@ -63,6 +64,13 @@ class JournalEntry:
     cmdline: str | None = None  # _CMDLINE, when journald recorded it
 
     @property
+    def text(self) -> str:
+        """The message without the prefixes wrappers put before it (container runtimes, Ray,
+        glog, loggers' timestamps, ANSI colour): what the classifier reads. `message` stays as
+        logged, for display."""
+        return strip_prefixes(self.message)
+
+    @property
     def when(self) -> str | None:
         """ISO 8601 local time with offset, e.g. 2026-12-02T14:01:02.123456+00:00."""
         if self.timestamp_us is None:
@@ -103,6 +111,74 @@ class JournalEntry:
             "priority": self.priority,
             "source": self.source,
         }
+
+
+# --------------------------------------------------------------------------- prefixes
+
+# ANSI colour codes, raw or escaped as a wrapper wrote them (\x1b, \u001b, \033, #033), and
+# the bare "[0;36m" a copy-paste leaves when the ESC byte is lost.
+_ANSI = re.compile(
+    r"(?:\x1b|\\x1b|\\u001b|\\033|#033|\^\[)\[[0-9;?]*[A-Za-z]|(?<![\w\]])\[(?:\d{1,3};)*\d{1,3}m"
+)
+_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_LEVEL = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)"
+# Prefixes, each anchored at the start; they nest (a container's line holding Ray's line
+# holding SGLang's), so they are removed in a loop until none is left.
+_PREFIXES = re.compile(
+    "|".join(
+        (
+            # Kubernetes CRI (kubectl logs of containerd/CRI-O): "<RFC3339> stderr F "
+            _TS + r" (?:stdout|stderr) [FP] ",
+            # docker compose: "service-1  | "
+            r"\s*[A-Za-z0-9][\w.-]*\s+\| ",
+            # loguru / fastchat: "2023-12-20 13:39:58 | ERROR | stderr | "
+            _TS + r"\s*\|\s*" + _LEVEL + r"\s*\|(?:\s*[\w.:<>-]+\s*\|)?\s*",
+            # Ray: "(RayWorkerWrapper pid=933, ip=10.0.0.1) ", "(raylet) ", "(SGLangEngine pid=12) "
+            r"\((?:[\w.:-]+)(?: pid=\d+)?(?:, ip=[\w.:]+)?(?:, node_id=\w+)?\) ",
+            # Ray's core logs: "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: "
+            r"\[" + _TS + r" [IWEF] \d+ \d+\] [\w.]+:\d+: ",
+            # torch's rank prefix and glog: "[rank1]:", "[E528 08:52:46.164 ProcessGroupGloo.cpp:145] ",
+            # "[W socket.cpp:697] ", "I1202 14:01:02.123456  1234 file.cc:12] "
+            r"\[rank\d+\]:",
+            r"\[[IWEF](?:\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?(?: \d+)?)? ?[\w.]+:\d+\] ",
+            r"[IWEF]\d{3,4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.]+:\d+\] ",
+            # vLLM's logger: "INFO 10-12 00:26:58 launcher.py:27] ", "ERROR 05-29 15:17:48 [core.py:502] "
+            _LEVEL + r" \d\d-\d\d \d\d:\d\d:\d\d(?: \[?[\w.]+:\d+\]?)? ",
+            # SGLang's own "[2026-12-02 14:01:02 TP3] ", "[2026-12-02 14:01:02 DP0 TP3 EP3] "
+            r"\[" + _TS + r"(?: [A-Z]+\d+)*\] ",
+            # a bare timestamp, optionally a level: "2024-06-13 16:11:50,396 INFO "
+            _TS + r"\s+(?:" + _LEVEL + r"\s+)?",
+            # uvicorn's "INFO:     " / "ERROR:    ", python logging's "ERROR:root:"
+            _LEVEL + r":(?:[\w.]+:)?\s*",
+            # torchx: "trainer/0 [1]:"
+            r"[\w-]+/\d+ \[\d+\]:",
+        )
+    )
+)
+_PREFIX_START = frozenset("[( \t0123456789IWEFDCTabcdefghijklmnopqrstuvwxyzABGHJKLMNOPQRSUVXYZ")
+
+
+@functools.lru_cache(maxsize=8192)
+def strip_prefixes(line: str) -> str:
+    """`line` without the prefixes that wrappers put before a program's own words.
+
+    Removes ANSI colour codes anywhere, then, from the start and as often as they nest:
+    Kubernetes CRI ("<time> stderr F "), docker compose ("svc-1  | "), Ray ("(pid=…) "),
+    glog and torch's "[rank3]:[E…]", vLLM's and SGLang's logger prefixes, bare timestamps,
+    uvicorn's "INFO:     ", torchx's "role/0 [1]:". What is left is what the program wrote.
+    """
+    if "[" in line or "\x1b" in line or "#033" in line or "\\" in line:
+        line = _ANSI.sub("", line)
+    if line.endswith(("^M", "\r")):  # a CR carried into the log, raw or in caret notation
+        line = line[:-2] if line.endswith("^M") else line[:-1]
+    for _ in range(8):
+        if not line or line[0] not in _PREFIX_START:
+            break
+        m = _PREFIXES.match(line)
+        if m is None or m.end() == 0:
+            break
+        line = line[m.end() :]
+    return line
 
 
 # --------------------------------------------------------------------------- JSON lines
@@ -180,12 +256,8 @@ def parse_json_line(line: str) -> JournalEntry | None:
 
 
 def parse_json_lines(text: str) -> list[JournalEntry]:
-    out: list[JournalEntry] = []
-    for line in text.splitlines():
-        e = parse_json_line(line)
-        if e is not None:
-            out.append(e)
-    return out
+    """Every entry of `journalctl -o json` output (the one parser: `JournalLines`)."""
+    return list(JournalLines(text))
 
 
 # --------------------------------------------------------------------------- text forms
@@ -304,23 +376,10 @@ def parse_text(text: str, *, year: int | None = None) -> list[JournalEntry]:
     """Parse a saved journal: `-o json` lines, `-o short`/`short-iso`/`short-precise`, or `-o cat`.
 
     The format is detected from the first lines. `-o short` carries no year: `year` (default:
-    this year) fills it in.
+    this year) fills it in. Every entry, parsed by the one parser (`JournalLines`); the
+    classifier uses `JournalLines` itself, which parses only the lines it reads.
     """
-    lines = text.splitlines()
-    fmt = detect_format(lines)
-    if fmt == "json":
-        return parse_json_lines(text)
-    y = year or datetime.now().year
-    out: list[JournalEntry] = []
-    prev: JournalEntry | None = None
-    for ln in lines:
-        if not ln.strip():
-            continue
-        e = _parse_text_line(ln, fmt, y, prev)
-        if e is not None:
-            out.append(e)
-            prev = e
-    return out
+    return list(JournalLines(text, year=year))
 
 
 _JSON_MESSAGE = '"MESSAGE":"'
@@ -336,21 +395,20 @@ class JournalLines(Sequence[JournalEntry]):
     """
 
     def __init__(self, text: str, *, year: int | None = None) -> None:
-        lines = [
-            ln
-            for ln in text.splitlines()
-            if ln and not (ln.startswith("-- ") and _JOURNAL_MARKER.match(ln)) and not ln.isspace()
-        ]
-        self.format = detect_format(lines)
+        split = text.split("\n")
+        self.format = detect_format(split[:200])
         self._year = year or datetime.now().year
         self._cache: dict[int, JournalEntry] = {}
         if self.format == "json":
-            lines = [ln for ln in lines if ln.lstrip().startswith("{")]
-            self.raw: list[str] = lines
-            self.search: list[str] = [_json_message_text(ln) for ln in lines]
+            self.raw: list[str] = [ln for ln in split if ln[:1] == "{"]
+            self.search: list[str] = _json_messages(self.raw)
         else:
-            self.raw = lines
-            self.search = lines
+            self.raw = [
+                ln
+                for ln in (x.rstrip("\r") for x in split)
+                if ln.strip() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
+            ]
+            self.search = self.raw
 
     def __len__(self) -> int:
         return len(self.raw)
@@ -407,20 +465,26 @@ class JournalLines(Sequence[JournalEntry]):
             yield self._get(i)
 
 
-def _json_message_text(line: str) -> str:
-    """The MESSAGE value of a journal JSON line, still escaped, without parsing the line.
+def _json_messages(lines: list[str]) -> list[str]:
+    """The MESSAGE value of each journal JSON line, still escaped, without parsing the lines.
 
     Inside a JSON string every quote is escaped, so the first `","` (or the closing `"}`)
     after `"MESSAGE":"` ends the value. A MESSAGE given as a byte array: the whole line.
     """
-    s = line.find(_JSON_MESSAGE)
-    if s < 0:
-        return line
-    s += len(_JSON_MESSAGE)
-    e = line.find('","', s)
-    if e < 0:
-        e = line.rfind('"}')
-    return line[s:e] if e >= s else line[s:]
+    out: list[str] = []
+    add = out.append
+    key, n = _JSON_MESSAGE, len(_JSON_MESSAGE)
+    for ln in lines:
+        s = ln.find(key)
+        if s < 0:
+            add(ln)
+            continue
+        s += n
+        e = ln.find('","', s)
+        if e < 0:
+            e = ln.rfind('"}')
+        add(ln[s:e] if e >= s else ln[s:])
+    return out
 
 
 # --------------------------------------------------------------------------- journalctl
@@ -516,12 +580,13 @@ def read(
     lines: int | None = None,
     since: str | None = None,
     journalctl: str = "journalctl",
-) -> list[JournalEntry]:
-    """The unit's journal lines (one start of it when `invocation` is given), oldest first."""
+) -> JournalLines:
+    """The unit's journal lines (one start of it when `invocation` is given), oldest first,
+    parsed lazily: an entry is parsed when it is read."""
     argv = build_argv(
         unit, user=user, invocation=invocation, lines=lines, since=since, journalctl=journalctl
     )
-    return parse_json_lines(_run(argv, unit))
+    return JournalLines(_run(argv, unit))
 
 
 def invocation_ids(entries: Sequence[JournalEntry]) -> list[str]:

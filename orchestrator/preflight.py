@@ -20,12 +20,14 @@ from orchestrator.gpus import GpuReport
 from orchestrator.hardware import KINDS
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
+from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
 from orchestrator.rules.base import Context, Finding, Rule
 from orchestrator.spec import Spec
 
 RULES: tuple[Rule, ...] = (
+    *release_rules.RULES,
     *spec_rules.RULES,
     *model_rules.RULES,
     *gpu_rules.RULES,
@@ -90,7 +92,7 @@ def context(
     what NVML sees (`gpus`, from `orchestrator.gpus.probe()`; None = not probed), else the
     profile's `[hardware] gpu`. NVML's view is judged as the target unless `--gpu` names
     another kind off the box (then the GPUs themselves are not checked: gpu-mismatch says so)."""
-    args = {**table().defaults(), **spec.server}
+    args = {**table(spec.sglang.version).defaults(), **spec.server}
     for name, where in ((gpu, "--gpu"), (spec.hardware.gpu, "[hardware] gpu")):
         if name is not None and name not in KINDS:
             raise InputError(
@@ -149,11 +151,16 @@ def run(
         findings.extend(rule.check(ctx))
     backend, backend_who = ctx.attention_backend()
     page, page_who = ctx.page_size()
+    spec_values = speculative_resolution(ctx, ok=not any(f.severity == "error" for f in findings))
     resolved = {
+        "sglang": spec.sglang.to_json(),
         "speculative_algorithm": ctx.algorithm,
-        "speculative_num_steps": ctx.args.get("speculative_num_steps"),
-        "speculative_eagle_topk": ctx.args.get("speculative_eagle_topk"),
-        "speculative_num_draft_tokens": ctx.args.get("speculative_num_draft_tokens"),
+        **{k: v["value"] for k, v in spec_values.items()},
+        "provenance": {
+            **{k: v["set_by"] for k, v in spec_values.items()},
+            "attention_backend": backend_who,
+            "page_size": page_who,
+        },
         "attention_backend": {"value": backend, "set_by": backend_who},
         "page_size": {"value": page, "set_by": page_who},
         "gpu": ctx.gpu.name if ctx.gpu else None,
@@ -175,28 +182,65 @@ def run(
     return Report(spec.name, tuple(findings), resolved)
 
 
+_SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+
+
+def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[str, Any]]:
+    """The speculative values SGLang will run with, each with who set it (as SGLang's
+    arg_groups record it): the profile, a profile it extends, SGLang's automatic choice, or a
+    value another setting forces. `ok`: the config passes preflight (else the values are shown
+    as the profile sets them: SGLang refuses before it resolves them)."""
+    r = ctx.release
+    out = {
+        k: {
+            "value": ctx.args.get(k),
+            "set_by": ctx.set_by(k) if ctx.is_set(k) else f"SGLang {r.version}'s default (unset)",
+        }
+        for k in _SPEC_KEYS
+    }
+    if ctx.algorithm not in r.eagle_family or not ok:
+        return out
+    steps, topk, draft = (ctx.args.get(k) for k in _SPEC_KEYS)
+    adaptive = r.adaptive_skips_auto_choice and bool(ctx.args.get("speculative_adaptive"))
+    if steps is None and topk is None and draft is None and not adaptive:
+        arch = ctx.base.architecture
+        auto = r.auto_params(arch)
+        why = (
+            f"chosen by SGLang {r.version} for {arch or 'this architecture'} "
+            f"(all three unset: it picks steps, top-k, draft tokens = {auto})"
+        )
+        for k, v in zip(_SPEC_KEYS, auto, strict=True):
+            out[k] = {"value": v, "set_by": why}
+        steps, topk, draft = auto
+    if topk == 1 and steps is not None and draft != int(steps) + 1:
+        out["speculative_num_draft_tokens"] = {
+            "value": int(steps) + 1,
+            "set_by": f"forced to steps + 1 by top-k 1 (SGLang {r.version} replaces "
+            f"{draft} set by {out['speculative_num_draft_tokens']['set_by']})",
+        }
+    return out
+
+
 # Runs inside the profile's interpreter: SGLang's own argument resolution, no GPU work.
 # sglang_verdict hides the GPUs (CUDA_VISIBLE_DEVICES=""), so SGLang's device detection
 # (get_device(), reached from serving_hook.handle_missing_default_values) would find no
 # accelerator and reject every config with "RuntimeError: No accelerator ...". Unless the
 # profile names a device, the probe resolves for the one the unit runs on: cuda. SGLang then
 # sees no GPU model or memory, so GPU-dependent defaults (the attention backend, for one)
-# are those of an unknown GPU, not the box's.
-_PROBE = r"""
+# are those of an unknown GPU, not the box's. The probe resolves with whichever of
+# _RESOLVERS the venv's sglang has.
+_PROBE_BODY = r"""
 import json, sys
 argv = sys.argv[1:]
 try:
-    from sglang.srt.server_args import prepare_server_args
-    from sglang.srt.arg_groups.overrides import resolving_view
+    resolve = resolver()
 except Exception as e:
     print(json.dumps({"available": False, "detail": f"{type(e).__name__}: {e}"}))
     sys.exit(0)
 if not any(a == "--device" or a.startswith("--device=") for a in argv):
     argv += ["--device", "cuda"]
 try:
-    sa = prepare_server_args(argv)
-    sa.resolve_once()
-    cfg = resolving_view(sa)
+    cfg = resolve(argv)
     keys = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
             "attention_backend", "page_size", "speculative_draft_attention_backend", "device")
     print(json.dumps({"available": True, "accepted": True, "detail": "accepted",
@@ -212,6 +256,31 @@ except BaseException as e:
         detail += f" ({f.filename.split('site-packages/')[-1]}:{f.lineno} in {f.name}: {f.line})"
     print(json.dumps({"available": True, "accepted": False, "detail": detail}))
 """
+
+# How a release resolves its arguments, picked in the venv by what its sglang offers.
+# 0.5.19 and later: prepare_server_args() only parses; resolve_once() runs the resolution
+# pipeline (arg_groups/), and resolving_view() shows the resolved values.
+# Before (0.5.11, the seed's release, for one): ServerArgs is a dataclass whose __post_init__
+# resolves everything while prepare_server_args() builds it; there is no resolve_once().
+_RESOLVERS = r"""
+def resolver():
+    from sglang.srt.server_args import ServerArgs, prepare_server_args
+    if hasattr(ServerArgs, "resolve_once"):
+        from sglang.srt.arg_groups.overrides import resolving_view
+
+        def resolve_once(argv):
+            sa = prepare_server_args(argv)
+            sa.resolve_once()
+            return resolving_view(sa)
+
+        return resolve_once
+
+    def post_init(argv):
+        return prepare_server_args(argv)
+
+    return post_init
+"""
+_PROBE = _RESOLVERS + _PROBE_BODY
 
 
 def sglang_verdict(

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.sglang.versions import Choice, resolve
+
 DEFAULT_MODULE = "sglang.launch_server"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
@@ -92,6 +94,9 @@ class Spec:
     hardware: HardwareConfig = field(default_factory=HardwareConfig)
     provenance: Mapping[str, str] = field(default_factory=dict)
     chain: tuple[str, ...] = ()  # the profile and every profile it extends, nearest first
+    # The SGLang release this profile runs (found for unit.python, else [sglang] version,
+    # else the newest deploy knows): its flag table and rules apply.
+    sglang: Choice = field(default_factory=lambda: resolve(None))
 
     @property
     def unit_name(self) -> str:
@@ -116,7 +121,12 @@ class Spec:
         as `EnvRef`s that systemd expands from the environment file at start."""
         from orchestrator.flags import to_argv
 
-        argv: list[Any] = [self.unit.python, "-m", self.unit.module, *to_argv(self.server)]
+        argv: list[Any] = [
+            self.unit.python,
+            "-m",
+            self.unit.module,
+            *to_argv(self.server, version=self.sglang.version),
+        ]
         if self.unit.api_key_env:
             argv += ["--api-key", EnvRef(self.unit.api_key_env)]
         if self.unit.admin_api_key_env:

@@ -27,9 +27,10 @@ def prepare(box: Box) -> None:
         [
             "sh",
             "-c",
-            'rm -rf "$1" && mkdir -p "$1/tests" "$1/orchestrator/rules" && '
+            'rm -rf "$1" && mkdir -p "$1/tests" "$1/orchestrator" && '
             'cp -a "$2/tests/standin" "$1/tests/" && '
-            'cp "$2/orchestrator/rules/sglang_args.json" "$1/orchestrator/rules/" && '
+            'cp "$2/orchestrator/__init__.py" "$1/orchestrator/" && '
+            'cp -a "$2/orchestrator/sglang" "$1/orchestrator/" && '
             'find "$1" -name __pycache__ -prune -exec rm -rf {} +',
             "sh",
             INSTALL,

@@ -6,7 +6,34 @@ import json
 from pathlib import Path
 from typing import Any
 
+from orchestrator import sglang
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def say(mid: str, **values: object) -> str:
+    """SGLang's words for message `mid`, as the newest release deploy knows prints them
+    (orchestrator/sglang: SGLang's texts are typed nowhere else, tests included)."""
+    return sglang.NEWEST.message(mid).format(**values)
+
+
+def lead(mid: str, **values: object) -> str:
+    """The text of message `mid` up to its first field not given in `values` (what a test can
+    look for in output whose numbers vary)."""
+    out = ""
+    for lit, name in sglang.NEWEST.message(mid).parts():
+        out += lit
+        if name is None:
+            continue
+        if name not in values:
+            return out
+        out += str(values[name])
+    return out
+
+
+def said(mid: str, **values: object) -> str:
+    """The same as the last line of SGLang's traceback: `ValueError: <text>`."""
+    return sglang.NEWEST.message(mid).line(**values)
 
 
 def _toml_value(v: Any) -> str:

@@ -38,6 +38,7 @@ RATE = 200.0
 ACCEPT = 2.6
 OUT_LEN = 100
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+LOGS: dict[str, Path] = {}
 
 
 def free_port() -> int:
@@ -51,6 +52,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A stand-in EAGLE-3 server at 200 tok/s per request, accept length 2.6."""
     port = free_port()
     logs = tmp_path_factory.mktemp("standin")
+    LOGS["dir"] = logs
     env = dict(
         os.environ,
         STANDIN_TOKENS_PER_S=str(RATE),
@@ -140,6 +142,44 @@ def test_levels_match_the_known_rate(measured: bench.BenchRun) -> None:
         # SGLang's /server_info accept length, and sglext per request (100 tokens / 38 verifies).
         assert lv.accept_length == ACCEPT
         assert close(lv.request_accept_length, OUT_LEN / round(OUT_LEN / ACCEPT), 0.001)
+
+
+def test_conversations_go_to_chat_completions_with_their_lengths(
+    server: str, tmp_path: Path
+) -> None:
+    from orchestrator import datasets
+
+    rows = [
+        {"messages": [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": "x" * (4 * n)}]}
+        for i, n in enumerate((3, 5, 9, 40, 6, 7))
+    ]  # fmt: skip
+    path = tmp_path / "conv.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    ds = datasets.load(str(path))
+    before = (LOGS["dir"] / "out.log").read_text().count("POST /v1/chat/completions")
+    run = asyncio.run(bench.run(server, [1, 2], requests=2, output_len=20, dataset=ds, seed=3))
+    want = datasets.sample(ds, [2, 2], seed=3, input_len=1024, output_len=20)
+    for lv, items in zip(run.levels, want, strict=True):
+        assert (lv.ok, lv.errors) == (2, 0), lv.error_samples
+        # ignore_eos: exactly max_tokens each, the answer's length capped at --output-len
+        assert lv.output_tokens == sum(it.output_len for it in items)
+    assert {it.output_len for level in want for it in level} <= {3, 5, 9, 20, 6, 7}
+    assert run.dataset is not None and run.dataset["name"] == str(path) and run.seed == 3
+    assert run.dataset["requests"] == 4 and run.warnings == []  # accept 2.6: no warning
+    sent = (LOGS["dir"] / "out.log").read_text().count("POST /v1/chat/completions")
+    assert sent - before == 5  # 4 measured + 1 warm-up, all chat
+    assert bench.BenchRun.from_json(json.loads(json.dumps(run.to_json()))) == run
+
+
+def test_low_accept_length_warns_for_eagle_only() -> None:
+    levels = (
+        bench.LevelResult(concurrency=1, output_tok_s=10.0, accept_length=1.31),
+        bench.LevelResult(concurrency=8, output_tok_s=70.0, accept_length=2.2),
+    )
+    run = bench.BenchRun(profile="p", levels=levels, speculative_algorithm="EAGLE3")
+    (w,) = bench.accept_warnings(run)
+    assert "1.31 at concurrency 1" in w and "below 1.5" in w and "drafter" in w
+    assert bench.accept_warnings(bench.BenchRun(profile="p", levels=levels)) == []
 
 
 def test_progress_is_reported_per_request(server: str) -> None:
@@ -342,8 +382,11 @@ def test_cli_run_compare_history_plot(server: str, tmp_path: Path) -> None:
     assert rows[0]["b_tok_s"] == 26.3 and rows[0]["speedup"] > 1
     assert "concurrency" not in r.stderr  # no progress bars with --json
 
-    r = runner.invoke(_app(), args)
+    assert out["run"]["dataset"]["name"] == "sharegpt" and out["run"]["seed"] == 0
+
+    r = runner.invoke(_app(), [*args, "--dataset", "random"])
     assert r.exit_code == 0, r.output
+    assert "warning: --dataset random" in r.stdout and "not representative" in r.stdout
     head = r.stdout.splitlines()[1].split()
     assert head[:3] == ["concurrency", "ok", "out"] and "accept" in head
     assert "speedup A/B" in r.stdout and "measured by hand" in r.stdout
@@ -351,6 +394,9 @@ def test_cli_run_compare_history_plot(server: str, tmp_path: Path) -> None:
     hist = runner.invoke(_app(), ["bench", "mybox", "--state-dir", str(tmp_path), "--history"])
     assert hist.exit_code == 0, hist.output
     assert len(hist.stdout.strip().splitlines()) == 3  # header + two runs
+
+    r = runner.invoke(_app(), [*args, "--dataset", str(tmp_path / "missing.jsonl")])
+    assert r.exit_code == 2 and r.stderr.startswith("deploy: --dataset"), r.output
 
 
 def test_cli_bad_input_exit_2_without_traceback(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from orchestrator.health import Progress, wait_until_healthy
 from orchestrator.systemd import UnitState
+from tests.helpers import say
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -236,7 +237,7 @@ def test_failed_state_and_phase_in_detail() -> None:
 
     async def lines() -> AsyncIterator[str]:
         yield "[2025-01-01] server_args=ServerArgs(model_path='x')"
-        yield "[2025-01-01 TP0] Load weight begin. avail mem=70.00 GB"
+        yield "[2025-01-01 TP0] " + say("ms-load-begin", avail="70.00")
         await asyncio.sleep(3600)
 
     async def go() -> Any:
@@ -289,14 +290,14 @@ def test_phases_from_lines(server_factory: Callable[..., Server]) -> None:
     seen: list[Progress] = []
     log = [
         "server_args=ServerArgs(model_path='moonshotai/Kimi-K2')",
-        "Init parallel begin.",
-        "Load weight begin. avail mem=70.1 GB",
+        say("ms-init-begin"),
+        say("ms-load-begin", avail="70.1"),
         "some unrelated line",
-        "Load weight end. elapsed=12.3 s, type=DeepseekV3ForCausalLM",
-        "KV Cache is allocated. dtype: torch.bfloat16, #tokens: 100000",
-        "Capture target verify CUDA graph begin.",
+        say("ms-load-end", elapsed="12.3", arch="DeepseekV3ForCausalLM", detail="avail mem=8.2 GB"),
+        say("ms-kv-cache", dtype="torch.bfloat16", tokens=100000, size="40.00"),
+        say("ms-graph-begin", name="target verify", detail="backend=full"),
         "Uvicorn running on http://127.0.0.1:30000",
-        "The server is fired up and ready to roll!",
+        say("ms-ready"),
     ]
 
     async def lines() -> AsyncIterator[str]:

@@ -14,6 +14,7 @@ import pytest
 from orchestrator import journal
 from orchestrator.errors import InputError
 from orchestrator.journal import JournalEntry, JournalLines
+from tests.helpers import say
 
 INV = "5b0c4a3f2e1d4c7b8a9f0e1d2c3b4a59"
 INV2 = "0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f50"
@@ -27,7 +28,7 @@ SERVICE_LINE = {
     "_SYSTEMD_UNIT": "sglang-kimi.service",
     "_SYSTEMD_INVOCATION_ID": INV,
     "_CMDLINE": "/opt/sglang/bin/python3 -m sglang.launch_server --tp-size 8",
-    "MESSAGE": "[2026-12-02 14:01:02 TP3] Load weight begin. avail mem=176.42 GB",
+    "MESSAGE": "[2026-12-02 14:01:02 TP3] " + say("ms-load-begin", avail="176.42"),
 }
 PID1_LINE = {
     "__REALTIME_TIMESTAMP": "1796220070000001",
@@ -198,7 +199,9 @@ def test_parse_short_iso() -> None:
 def test_parse_cat_dates_from_sglang_prefix() -> None:
     text = (
         "/opt/x/launch_server.py:71: UserWarning: something\n"
-        "[2026-12-02 14:01:02 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+        "[2026-12-02 14:01:02 TP3] "
+        + say("scheduler-exception", traceback="Traceback (most recent call last):")
+        + "\n"
         '  File "x.py", line 1, in f\n'
         "torch.OutOfMemoryError: CUDA out of memory.\n"
         "[2026-12-02 14:01:05] Received sigquit from a child process.\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import lead, said, say
 
 STANDIN = Path(__file__).resolve().parent / "standin" / "python"
 SEED_SPEC = [
@@ -173,16 +176,16 @@ def test_start_health_and_generation(tmp_path: Path) -> None:
     err = p.stderr()
     order = [
         "server_args={'model_path': '/tmp/x'",
-        "TP7] Init parallel begin.",
-        "TP0] Load weight begin. avail mem=",
-        "TP0] Load weight end. elapsed=",
-        "TP0] KV Cache is allocated. dtype: torch.bfloat16, #tokens: ",
-        "TP0] Memory pool end. avail mem=",
-        "TP0] Capture target verify CUDA graph begin.",
-        "TP0] Capture draft decode CUDA graph begin.",
-        "TP0] Capture draft extend CUDA graph end.",
+        "TP7] " + say("ms-init-begin"),
+        "TP0] " + lead("ms-load-begin"),
+        "TP0] " + lead("ms-load-end"),
+        "TP0] " + lead("ms-kv-cache", dtype="torch.bfloat16"),
+        "TP0] " + lead("ms-memory-pool"),
+        "TP0] " + lead("ms-graph-begin", name="target verify"),
+        "TP0] " + lead("ms-graph-begin", name="draft decode"),
+        "TP0] " + lead("ms-graph-end", name="draft extend"),
         "INFO:     Uvicorn running on http://127.0.0.1:",
-        "The server is fired up and ready to roll!",
+        say("ms-ready"),
         "INFO:     Finished server process",
     ]
     pos = [err.find(s) for s in order]
@@ -212,11 +215,11 @@ def test_seed_flags_assertion(tmp_path: Path) -> None:
     [
         (
             ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3"],
-            "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+            said("spec-steps-need-topk"),
         ),
         (
             ["--speculative-algorithm", "bogus"],
-            "ValueError: Unknown speculative algorithm name: BOGUS",
+            said("spec-unknown-algorithm", name="BOGUS"),
         ),
     ],
 )
@@ -236,10 +239,12 @@ def test_oom_dies_by_sigkill(tmp_path: Path) -> None:
     assert p.p.wait(timeout=10) == -signal.SIGKILL
     err = p.stderr()
     assert "TP7] Load weight end." in err
-    assert "TP3] Scheduler hit an exception: Traceback (most recent call last):" in err
+    assert (
+        "TP3] " + say("scheduler-exception", traceback="Traceback (most recent call last):") in err
+    )
     assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate" in err
     assert "GPU 3 has a total capacity of" in err
-    assert "Received sigquit from a child process. It usually means the child failed." in err
+    assert say("sigquit") in err
     assert err.rstrip().endswith(f"include_parent=True, pid={p.p.pid}")
 
 
@@ -251,7 +256,7 @@ def test_hang_never_binds(tmp_path: Path) -> None:
         assert p.p.poll() is None
         with pytest.raises(ConnectionRefusedError):
             get(port, "/health")
-        assert p.stderr().rstrip().endswith("Load weight begin. avail mem=138.96 GB")
+        assert p.stderr().rstrip().endswith(say("ms-load-begin", avail="138.96"))
     finally:
         p.p.kill()
         p.p.wait()
@@ -266,6 +271,88 @@ def test_graph_failure(tmp_path: Path) -> None:
     )
     assert p.p.wait(timeout=10) == -signal.SIGKILL
     err = p.stderr()
-    assert "Capture target decode CUDA graph begin." in err
-    assert "Exception: Capture cuda graph failed: CUDA error: out of memory" in err
+    assert lead("ms-graph-begin", name="target decode") in err
+    assert said("cuda-graph-capture-failed", error="CUDA error: out of memory") in err
     assert "During handling of the above exception, another exception occurred:" in err
+
+
+# ---- the performance model (STANDIN_PERF) ------------------------------------------------------
+
+
+def _spec_args(port: int, steps: int, topk: int, draft: int) -> list[str]:
+    return [
+        *("--model-path", "/tmp/x", "--tp", "8", "--port", str(port)),
+        *("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "/d"),
+        *("--speculative-num-steps", str(steps), "--speculative-eagle-topk", str(topk)),
+        *("--speculative-num-draft-tokens", str(draft)),
+    ]
+
+
+def test_performance_model_math() -> None:
+    from tests.standin.sglang._perf import Model
+
+    m = Model()  # alpha 0.7 to depth 3, then 0.35; 10 ms forward up to 4 tokens; 1 ms a draft step
+    assert m.accept_length(None, None, None) == 1.0
+    assert m.accept_length(3, 1, 4) == pytest.approx(1 + 0.7 + 0.49 + 0.343)
+    assert m.accept_length(5, 1, 6) == pytest.approx(2.533 + 0.343 * 0.35 + 0.343 * 0.35**2)
+    # a tree offers more candidates per depth: more accepted than the chain of the same depth
+    assert m.accept_length(3, 2, 7) > m.accept_length(3, 1, 4)
+    assert m.step_ms(1, 3, 1, 4) == pytest.approx(10 + 3 * 1)
+    assert m.step_ms(4, 3, 1, 4) == pytest.approx(10 * 4 + 3 * 1)  # 16 verify tokens: 4x
+    assert m.tokens_per_s(1, None, None, None) == pytest.approx(100.0)
+    # One request: 3 steps win; four in flight: the verify cost grows, 1 step wins, and
+    # without speculation it is faster still (what a tune is for).
+    assert max((1, 3, 5), key=lambda s: m.throughput(1, s, 1, s + 1)) == 3
+    assert max((1, 3, 5), key=lambda s: m.throughput(4, s, 1, s + 1)) == 1
+    assert m.throughput(4, None, None, None) > m.throughput(4, 1, 1, 2)
+    assert Model.from_env({"STANDIN_PERF_ALPHA": "0.9", "STANDIN_PERF_KNEE": "8"}) == Model(
+        alpha=0.9, knee=8.0
+    )
+
+
+def test_perf_model_serves_the_models_speed_and_accept_length(tmp_path: Path) -> None:
+    from tests.standin.sglang._perf import Model
+
+    port = free_port()
+    p = Proc(
+        _spec_args(port, 3, 1, 4),
+        tmp_path,
+        STANDIN_PERF="1",
+        STANDIN_READY_DELAY_S="0.3",
+        STANDIN_WARMUP_S="0.1",
+    )
+    try:
+        while True:
+            try:
+                if get(port, "/health")[0] == 200:
+                    break
+            except ConnectionRefusedError:
+                pass
+            assert p.p.poll() is None, p.stderr()
+            time.sleep(0.05)
+        info = json.loads(get(port, "/server_info")[1])
+        want = Model().accept_length(3, 1, 4)
+        assert info["internal_states"][0]["avg_spec_accept_length"] == pytest.approx(want, abs=1e-4)
+        _, arrivals, usage = stream_completion(port, 40)
+        assert usage["completion_tokens"] == 40
+        gaps = sorted(b - a for a, b in itertools.pairwise(arrivals))
+        rate = 1.0 / gaps[len(gaps) // 2]  # one request in flight: the model's batch-1 speed
+        assert rate == pytest.approx(Model().tokens_per_s(1, 3, 1, 4), rel=0.1)
+    finally:
+        p.stop()
+
+
+def test_too_many_draft_tokens_die_in_graph_capture(tmp_path: Path) -> None:
+    p = Proc(
+        _spec_args(free_port(), 7, 1, 8),
+        tmp_path,
+        STANDIN_MAX_DRAFT="6",
+        STANDIN_LOAD_S="0.1",
+    )
+    assert p.p.wait(timeout=10) == -signal.SIGKILL
+    err = p.stderr()
+    assert (
+        say("ms-graph-begin", name="target verify", detail="backend=full, num_tokens_per_req=8")
+        in err
+    )
+    assert said("cuda-graph-capture-failed", error="CUDA error: out of memory") in err

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import ProfileError, UnsafeValueError
+from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
     NAME_RE,
     HardwareConfig,
@@ -166,6 +167,13 @@ def _environment(value: Any, fieldname: str) -> dict[str, str]:
     return out
 
 
+_sglang_version = _matching(
+    re.compile(r"^\d+\.\d+(?:\.\d+)*(?:[.+-]?[A-Za-z0-9]+)*$"),
+    "an SGLang version",
+    'write {field} as a release number such as "0.5.23" (`pip show sglang` prints it)',
+)
+
+
 def _gpu(value: Any, fieldname: str) -> str:
     return _one_of(*GPUS)(value, fieldname)
 
@@ -209,6 +217,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "draft_hidden_size": _int(1, 1 << 20),
     },
     "hardware": {"gpu": _gpu, "gpu_count": _int(1, 64)},
+    "sglang": {"version": _sglang_version},
 }
 TOP_LEVEL = ("name", "description", "extends", "unset", "server", *SCHEMA)
 REQUIRED = {"unit": ("python",), "server": ("model_path",)}
@@ -377,12 +386,12 @@ def _raw_chain(
     return merged, prov, (shown, *chain)
 
 
-def _server(values: Any) -> dict[str, Any]:
+def _server(values: Any, version: str) -> dict[str, Any]:
     from orchestrator.flags import REPLACED, table
 
     if not isinstance(values, dict):
         raise _type_error("server", "a table of SGLang ServerArgs fields", values)
-    t = table()
+    t = table(version)
     spell = t.by_flag()
     out: dict[str, Any] = {}
     for k, v in values.items():
@@ -500,14 +509,15 @@ def load(ref: str) -> Spec:
     description = data.get("description", f"SGLang {name}")
     if not isinstance(description, str):
         raise _type_error("description", "a string", description)
-    server = _server(data.get("server", {}))
+    unit = _section(data, "unit")
+    sglang = resolve(unit["python"], _section(data, "sglang").get("version"))
+    server = _server(data.get("server", {}), sglang.version)
     if "model_path" not in server:
         raise ProfileError(
             "server.model_path is missing",
             field="server.model_path",
             fix="set model_path in [server] to the base model's directory",
         )
-    unit = _section(data, "unit")
     for k in ("api_key_env", "admin_api_key_env"):
         if k in unit and "environment_file" not in unit:
             raise ProfileError(
@@ -523,7 +533,7 @@ def load(ref: str) -> Spec:
     health.setdefault("host", {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host))
     hw = _section(data, "hardware")
     model = _section(data, "model")
-    for sect in ("unit", "health", "hardware", "model"):
+    for sect in ("unit", "health", "hardware", "model", "sglang"):
         for k in SCHEMA[sect]:
             prov.setdefault(f"{sect}.{k}", "default")
     return Spec(
@@ -537,4 +547,5 @@ def load(ref: str) -> Spec:
         hardware=HardwareConfig(**hw),
         provenance=prov,
         chain=chain,
+        sglang=sglang,
     )

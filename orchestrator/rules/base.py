@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.flags import flag
-from orchestrator.hardware import FORCED_PAGE_SIZE, GpuKind, default_attention_backend
+from orchestrator.hardware import GpuKind
+from orchestrator.sglang import Release
 from orchestrator.spec import Spec
 
 if TYPE_CHECKING:
@@ -68,6 +69,27 @@ class Context:
         return key in self.spec.server
 
     @property
+    def known_versions(self) -> tuple[str, ...]:
+        from orchestrator.sglang import RELEASES
+
+        return tuple(RELEASES)
+
+    @property
+    def release(self) -> Release:
+        """The SGLang release this profile runs (whose rules and defaults apply)."""
+        return self.spec.sglang.release
+
+    def set_by(self, key: str) -> str:
+        """Who set a [server] value, as the arg_groups record it: the profile file itself or
+        a profile it extends (built-in or file)."""
+        where = self.spec.provenance.get(f"server.{key}")
+        if where is None:
+            return f"{flag(key)} (the profile)"
+        if self.spec.chain and where == self.spec.chain[0]:
+            return f"{flag(key)} in the profile {where}"
+        return f"{flag(key)} inherited from {where}"
+
+    @property
     def algorithm(self) -> str | None:
         a = self.args.get("speculative_algorithm")
         return str(a).upper() if a else None
@@ -80,26 +102,36 @@ class Context:
         """(effective target attention backend, who chose it)."""
         for key in ("decode_attention_backend", "attention_backend"):
             if self.args.get(key):
-                return str(self.args[key]), flag(key)
-        auto = default_attention_backend(self.gpu, self.attention_kind)
-        if auto:
+                return str(self.args[key]), self.set_by(key)
+        gpu = self.gpu
+        auto = self.release.default_attention_backend(
+            gpu.family if gpu else None, gpu.sm if gpu else None, self.attention_kind
+        )
+        if auto and gpu is not None:
             return (
                 auto,
-                f"SGLang's default for an MLA model on {self.gpu.name if self.gpu else '?'}",
+                f"SGLang {self.release.version}'s default for an MLA model on {gpu.name}",
             )
         return None, "unknown (GPU or model attention type not known)"
 
     def page_size(self) -> tuple[int | None, str]:
         backend, _ = self.attention_backend()
-        forced = FORCED_PAGE_SIZE.get(backend or "")
+        forced = self.release.forced_page_size.get(backend or "")
         user = self.args.get("page_size")
-        if forced and (user is None or (backend == "trtllm_mla" and user not in (32, 64))):
+        allowed = self.release.allowed_page_sizes.get(backend or "", ())
+        if forced and (user is None or (allowed and user not in allowed)):
             return forced, f"forced by the {backend} attention backend"
         if user is not None:
-            return int(user), "--page-size"
+            return int(user), self.set_by("page_size")
+        draft = str(self.args.get("speculative_draft_attention_backend") or "")
+        if self.algorithm and draft in self.release.draft_forced_page_size:
+            return (
+                self.release.draft_forced_page_size[draft],
+                f"forced by the {draft} draft attention backend",
+            )
         if backend is None:
             return None, "unknown"
-        return 1, "SGLang's default"
+        return 1, f"SGLang {self.release.version}'s default"
 
 
 Check = Callable[[Context], Iterable[Finding]]

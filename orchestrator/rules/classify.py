@@ -14,9 +14,9 @@ Roles
   deadline passed: the real error, if any was logged, explains it).
 - ``hint``: weak evidence (a bare SIGKILL): used only when there is neither a cause nor a
   fallback, and the summary says it is inferred.
-- ``echo``: a consequence of an earlier failure ("Received sigquit from a child process",
-  "Scheduler hit an exception:", "Initialization failed. Please see the error messages above",
-  systemd's "Failed with result 'exit-code'"). An echo never names the category.
+- ``echo``: a consequence of an earlier failure (SGLang's sigquit, scheduler-exception and
+  init-failed messages, systemd's "Failed with result 'exit-code'"). An echo never names the
+  category.
 
 Order and tie-break (see `orchestrator.diagnose.classify`)
 ----------------------------------------------------------
@@ -33,8 +33,10 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from orchestrator import sglang
 
 CAUSE = "cause"
 FALLBACK = "fallback"
@@ -108,6 +110,48 @@ def pat(
     )
 
 
+def said(
+    mid: str,
+    *,
+    context: tuple[str, ...] | str = (),
+    anywhere: bool = False,
+    role: str | None = None,
+    preflight: str | None = None,
+    summary: str | None = None,
+    fix: str | None = None,
+    fields: Mapping[str, str] | None = None,
+    suffix: str | None = None,
+    **detail: str,
+) -> tuple[Pat, ...]:
+    """Patterns for an SGLang message, from its text in every known release (one pattern per
+    distinct wording; orchestrator/sglang holds the texts). The whole text is the `msg` group,
+    the exception class (when SGLang raises it) the `exc` group, each field a group of its own.
+    `anywhere`: the text may stand inside a longer line (a logger prefix, a wrapper).
+    `suffix`: a message SGLang may append to this one (optional in the match)."""
+    out: list[Pat] = []
+    tail = "".join(f"(?:{t.regex()})?" for t in sglang.all_messages(suffix)[:1]) if suffix else ""
+    for m in sglang.all_messages(mid):
+        body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
+        exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
+        regex = _EXC + exc + body if exc else body
+        p = pat(
+            regex,
+            m.keyword(),
+            context=context,
+            role=role,
+            preflight=preflight if preflight is not None else m.preflight,
+            summary=summary,
+            fix=fix,
+        )
+        out.append(replace(p, detail=dict(detail)) if detail else p)
+    return tuple(out)
+
+
+def example(mid: str, **values: object) -> str:
+    """What the newest release prints for message `mid` (for the docs' examples)."""
+    return sglang.NEWEST.message(mid).line(**values)
+
+
 @dataclass(frozen=True)
 class Rule:
     id: str  # stable category id (used in --json output and docs anchors)
@@ -123,21 +167,285 @@ class Rule:
     examples: tuple[str, ...] = ()  # what is printed (docs; every example must classify here)
     # Builds (summary, fix) itself, from the detail and the unit's flags (shared knowledge).
     explain: Callable[[Mapping[str, str], Mapping[str, Any]], tuple[str, str]] | None = None
+    # Adds detail fields read from the lines around the cause (versions, GPU, port), so that
+    # the summary and the fix speak of this box rather than a reference one.
+    enrich: Callable[[dict[str, str], str], None] | None = None
 
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
     """spec-params-need-num-steps: the words come from preflight (rules/speculative.py)."""
-    try:
-        from orchestrator.rules.speculative import need_steps_explanation
-    except ImportError:  # preflight's module not there (partial install): same facts, plainly
-        return (
-            "speculative_num_steps is unset while --speculative-eagle-topk and/or "
-            "--speculative-num-draft-tokens are set: SGLang then auto-chooses all three and "
-            "asserts that top-k and draft tokens are unset (a bare AssertionError)",
-            "set --speculative-num-steps (and keep the three consistent) or drop both",
-        )
+    from orchestrator.rules.speculative import need_steps_explanation
+
     return need_steps_explanation(dict(flags))
 
+
+# --------------------------------------------------------------------------- enrichers
+# Each reads the lines around the cause and adds detail fields, so that a fix speaks of the
+# GPU, versions, host and port of the box that printed the log.
+
+_SM_RX = re.compile(
+    r"\bsm_?(?P<a>\d{2,3})a?\b|[Cc]ompute [Cc]apability(?: of)?:? (?P<b>\d{1,2})\.?(?P<c>\d)\b"
+)
+_TORCH_RX = re.compile(
+    r"\btorch(?:==| |-|: |/)(?:version:? )?(?P<v>\d+\.\d+(?:\.\d+)?(?:[.+][\w.]+)?)"
+)
+_CU_TAG = re.compile(r"\+cu(?P<v>\d{3})\b")
+# The CUDA version a GPU generation needs at least, by compute capability.
+_CUDA_FOR_SM = {
+    120: "CUDA 12.8",
+    121: "CUDA 12.9",
+    110: "CUDA 13.0",
+    103: "CUDA 12.9",
+    100: "CUDA 12.8",
+    90: "CUDA 11.8",
+    89: "CUDA 11.8",
+    86: "CUDA 11.1",
+    80: "CUDA 11.0",
+    75: "CUDA 10.0",
+    70: "CUDA 9.0",
+}
+# import name -> pip name, for the packages an SGLang install brings
+_PIP_NAME = {
+    "sgl_kernel": "sgl-kernel",
+    "sglang": "sglang",
+    "flashinfer": "flashinfer-python",
+    "flash_attn": "flash-attn",
+    "vllm": "vllm",
+    "triton": "triton",
+    "torch": "torch",
+    "transformers": "transformers",
+    "xgrammar": "xgrammar",
+    "outlines": "outlines",
+    "decord": "decord",
+    "cv2": "opencv-python-headless",
+}
+
+
+def _sm_of(text: str) -> int | None:
+    for m in _SM_RX.finditer(text):
+        if m["a"]:
+            return int(m["a"])
+        if m["b"]:
+            return int(m["b"]) * 10 + int(m["c"])
+    return None
+
+
+def _torch_of(text: str) -> str | None:
+    m = _TORCH_RX.search(text)
+    if m:
+        return m["v"]
+    m = _CU_TAG.search(text)
+    return f"a +cu{m['v']} build" if m else None
+
+
+def _enrich_arch(detail: dict[str, str], text: str) -> None:
+    sm = (
+        int(detail["sm"].strip("sm_a"))
+        if detail.get("sm", "?")[-1:].isdigit()
+        else _sm_of(detail.get("msg", "") + "\n" + text)
+    )
+    if sm is None:
+        detail["fixhint"] = (
+            "find the GPU's compute capability (`nvidia-smi --query-gpu=name,compute_cap "
+            "--format=csv`) and install torch, sgl-kernel and flashinfer builds that include it"
+        )
+        return
+    need = _CUDA_FOR_SM.get(sm)
+    detail["sm"] = f"sm_{sm}"
+    detail["fixhint"] = (
+        f"this GPU is sm_{sm}: install torch, sgl-kernel and flashinfer builds that include "
+        f"sm_{sm}" + (f" (built with {need} or newer)" if need else "")
+    )
+    if sm < 80:
+        detail["fixhint"] += (
+            f"; sm_{sm} predates bfloat16 and FlashAttention-2 kernels: run with "
+            'dtype = "float16" and a backend that supports it (triton), or use a newer GPU'
+        )
+
+
+def _enrich_ext(detail: dict[str, str], text: str) -> None:
+    """kernel-package-mismatch: which compiled package, and what it was built against."""
+    lib = detail.get("lib") or detail.get("pkg") or ""
+    m = re.search(
+        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton)",
+        lib + " " + detail.get("msg", ""),
+    )
+    pkg = m[1].replace("_", "-") if m else "the compiled package"
+    if pkg == "sgl-kernel" or "sgl_kernel" in lib:
+        pkg = "sgl-kernel"
+    detail["pkg"] = pkg
+    sym = detail.get("symbol", "")
+    torch = _torch_of(text)
+    if detail.get("version") and detail.get("version") != "?":
+        detail["fixhint"] = (
+            f"install {pkg} {detail['version']} or newer into the unit's Python "
+            f"(`pip install '{pkg}>={detail['version']}'`), the version this SGLang requires"
+        )
+        return
+    if sym and re.search(r"c10|at|torch|3jit", sym[:40]):
+        built = "against another PyTorch (C++ ABI mismatch)"
+        want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
+    elif sym and sym.startswith("cu"):
+        built = f"for a newer CUDA than this box's driver/runtime ({sym} is missing)"
+        want = "this box's CUDA (`nvidia-smi` shows the driver's CUDA version)"
+    else:
+        built = "against other versions than the ones installed"
+        want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
+    detail["fixhint"] = (
+        f"{pkg} was built {built}: install the {pkg} wheel built for {want}, as the SGLang "
+        f"release you run pins it (`{detail.get('install', 'pip install sglang[all]==<version>')}` reinstalls the "
+        "matching set), or pin torch back to the version the wheel was built for"
+    )
+
+
+def _enrich_import(detail: dict[str, str], text: str) -> None:
+    module = detail.get("module", "").strip("'\"")
+    top = module.split(".")[0] if module else ""
+    if detail.get("critical"):
+        detail["fixhint"] = (
+            "sgl_kernel's compiled library did not load and the log does not say why: run "
+            "`python -c 'import sgl_kernel'` as the service user, then `ldd` on the common_ops "
+            "library it names for missing system libraries (e.g. libnuma), and check that "
+            "sgl-kernel matches the installed torch"
+        )
+        return
+    if top == "sglang":
+        detail["fixhint"] = (
+            "SGLang is not installed for the interpreter the unit runs (unit.python): install it "
+            "there, or point unit.python at the venv that has it"
+        )
+        return
+    pip = _PIP_NAME.get(top, top.replace("_", "-") or "the missing package")
+    detail["fixhint"] = (
+        f"install {pip} into the unit's Python environment (unit.python's venv: "
+        f"`<venv>/bin/pip install {pip}`, at the version your SGLang release pins), then check "
+        f"`<venv>/bin/python -c 'import {top or 'sglang'}'` as the service user"
+    )
+
+
+def _enrich_driver(detail: dict[str, str], text: str) -> None:
+    found = detail.get("found", "")
+    torch = _torch_of(text)
+    if found.isdigit():
+        n = int(found)
+        detail["driver_cuda"] = f"CUDA {n // 1000}.{n % 1000 // 10}"
+        have = f"the driver supports only {detail['driver_cuda']}"
+    elif "804" in detail.get("msg", ""):
+        have = (
+            "the CUDA inside the image is newer than the host driver and CUDA forward "
+            "compatibility works only on datacenter GPUs"
+        )
+    else:
+        have = "the driver is older than the CUDA runtime torch was built with"
+    detail["fixhint"] = (
+        f"{have}: upgrade the NVIDIA driver on the host to one that supports the CUDA of "
+        + (
+            f"torch {torch}"
+            if torch
+            else "the installed torch (`python -c 'import torch; print(torch.version.cuda)'`)"
+        )
+        + ", or install a torch/SGLang build for the driver's CUDA"
+    )
+
+
+def _enrich_rendezvous(detail: dict[str, str], text: str) -> None:
+    host = detail.get("host", "").strip("[]'\" ")
+    port = detail.get("port", "?")
+    if host.isdigit():
+        n = int(host)
+        ip = ".".join(str((n >> s) & 255) for s in (24, 16, 8, 0))
+        detail["fixhint"] = (
+            f"the rendezvous host '{host}' is all digits, so the resolver reads it as the IPv4 "
+            f"address {ip}: give --dist-init-addr (or MASTER_ADDR) as an IP address or a host "
+            "name with letters"
+        )
+        return
+    where = f"{host}:{port}" if host else "the --dist-init-addr host and port"
+    detail["fixhint"] = (
+        f"the ranks could not reach each other at {where}: check that every node reaches it "
+        "(firewall, the same --dist-init-addr, --nnodes and a distinct --node-rank on each "
+        "node), and pin the network interface with GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME "
+        "in [unit.environment]"
+    )
+
+
+def _enrich_hf_auth(detail: dict[str, str], text: str) -> None:
+    repo = detail.get("repo") or ""
+    if not repo:
+        m = re.search(
+            r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)",
+            detail.get("msg", "") + "\n" + text,
+        )
+        repo = m[1] if m else ""
+    detail["repo"] = repo or "the model"
+    detail["fixhint"] = (
+        f"{detail['repo']} is gated or private: accept its licence on huggingface.co with an "
+        "account that has access, put HF_TOKEN=<that account's token> in unit.environment_file "
+        "(root-owned, mode 0600), or download it ahead and point model_path at the directory"
+    )
+
+
+def _enrich_warmup(detail: dict[str, str], text: str) -> None:
+    status = detail.get("status", "?")
+    detail["fixhint"] = (
+        f"SGLang's warm-up request to its own port was answered with HTTP {status} by something "
+        "else: an HTTP proxy taken from http_proxy/HTTPS_PROXY in the environment. Set "
+        'NO_PROXY = "127.0.0.1,localhost,::1" and no_proxy the same in [unit.environment] '
+        "(or drop the proxy variables from the unit's environment)"
+    )
+
+
+def _enrich_backend(detail: dict[str, str], text: str) -> None:
+    allowed = detail.get("allowed", "")
+    names = re.findall(r"[\w-]+", allowed) if allowed else []
+    sm = _sm_of(detail.get("msg", "") + "\n" + text)
+    on = f" on this GPU (sm_{sm})" if sm else " on this GPU"
+    if names:
+        detail["fixhint"] = (
+            f"set attention_backend to one of {', '.join(names)} (the backends SGLang accepts{on})"
+        )
+    else:
+        detail["fixhint"] = (
+            f"the attention backend is not available{on}: drop attention_backend to take "
+            "SGLang's default for the GPU, or set one it supports (Blackwell: trtllm_mla/"
+            "flashinfer/triton; Hopper: fa3/flashinfer/triton)"
+        )
+
+
+def _enrich_jit(detail: dict[str, str], text: str) -> None:
+    m = re.search(r"/ld: cannot find -l([\w.+-]+)", detail.get("msg", "") + "\n" + text)
+    lib = detail.get("lib") or (m[1] if m else "")
+    if lib:
+        detail["msg"] = f"the linker cannot find lib{lib}"
+        detail["fixhint"] = (
+            f"the JIT build links lib{lib}, which is not where the linker looks: install the CUDA "
+            f"toolkit matching torch's CUDA (or its lib{lib} dev package) and make its lib64 "
+            "visible (CUDA_HOME=/usr/local/cuda-X.Y and LIBRARY_PATH/LD_LIBRARY_PATH in "
+            "[unit.environment]); a libcudart.so symlink next to libcudart.so.12 is what is missing "
+            "when only the runtime is installed"
+        )
+    else:
+        detail["fixhint"] = (
+            "install the CUDA toolkit matching torch's CUDA (nvcc) and set CUDA_HOME in "
+            "[unit.environment] so JIT kernels can be built, or use wheels with the kernels prebuilt"
+        )
+
+
+# Where each known release asserts (the seed's bare AssertionError), from orchestrator/sglang.
+_NEED_STEPS_FRAMES = tuple(
+    {
+        r.frame("spec-need-steps").where: r.frame("spec-need-steps")
+        for r in sglang.RELEASES.values()
+    }.values()
+)
+_NEED_STEPS_FUNCS = "|".join(sorted({f"in {f.function}" for f in _NEED_STEPS_FRAMES}))
+_NEED_STEPS_SOURCES = "|".join(
+    sorted(
+        {re.escape(f.source.strip()) for f in _NEED_STEPS_FRAMES}
+        | {r"speculative_eagle_topk is None", r"speculative_num_draft_tokens is None"}
+        | {r"^\s*assert\s*\(?\s*$"}
+    )
+)
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -156,18 +464,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC + r"AssertionError\s*$",
                 "AssertionError",
-                context=(
-                    r"in _handle_eagle_family|in _handle_speculative_decoding",
-                    r"speculative_eagle_topk is None|speculative_num_draft_tokens is None|^\s*assert\s*\(?\s*$",
-                ),
+                context=(_NEED_STEPS_FUNCS, _NEED_STEPS_SOURCES),
             ),
         ),
         preflight_rule="spec-params-need-num-steps",
         explain=_need_steps,
-        examples=(
-            '  File "/usr/local/lib/python3.12/dist-packages/sglang/srt/arg_groups/speculative_hook.py", line 1162, in _handle_eagle_family\n'
-            "    and cfg.speculative_num_draft_tokens is None\n"
-            "AssertionError",
+        examples=tuple(
+            f'  File ".../sglang/{f.file}", line {f.line}, in {f.function}\n    {f.source}\nAssertionError'
+            for f in _NEED_STEPS_FRAMES
         ),
     ),
     Rule(
@@ -181,50 +485,53 @@ RULES: tuple[Rule, ...] = (
             "arg_groups/overrides.py)."
         ),
         patterns=(
-            pat(
-                _EXC
-                + r"(?P<exc>TypeError): (?P<msg>'[<>]=?' not supported between instances of 'NoneType' and 'int')",
-                "TypeError",
+            *said(
+                "spec-steps-need-topk",
                 context=_SPEC_FRAMES,
-                preflight="spec-num-steps-needs-topk",
                 summary="--speculative-num-steps is set but --speculative-eagle-topk is not: SGLang compares the unset top-k with an int ({exc}: {msg})",
                 fix="set --speculative-eagle-topk (and --speculative-num-draft-tokens) together with --speculative-num-steps, or set none of the three and let SGLang choose",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError): (?P<msg>speculative_eagle_topk > 1 with page_size > 1 is only supported on .*?got attention_backend=(?P<backend>'?[\w-]+'?).*)",
-                "page_size > 1",
-                preflight="spec-tree-page-size-backend",
-                summary="speculative top-k > 1 needs a tree-capable attention backend with paged KV; got attention_backend={backend}",
-                fix="use --speculative-eagle-topk 1 (on B200 the default trtllm_mla backend forces page size 64), or set --attention-backend fa3, flashinfer or triton",
+            *said(
+                "spec-tree-page-size",
+                summary="speculative top-k > 1 needs a tree-capable attention backend with paged KV; the attention backend was {backend}",
+                fix="use --speculative-eagle-topk 1 (on B200 the default trtllm_mla backend forces page size 64), or set --attention-backend to one of {backends}",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError): (?P<msg>Unknown speculative algorithm name: (?P<algo>.*))",
-                "Unknown speculative algorithm",
-                preflight="spec-unknown-algorithm",
-                summary="unknown speculative algorithm {algo!r}",
+            *said(
+                "spec-unknown-algorithm",
+                summary="unknown speculative algorithm {name!r}",
                 fix="set --speculative-algorithm to one SGLang knows (EAGLE3 for an EAGLE-3 drafter; EAGLE, NEXTN, STANDALONE, NGRAM, ...)",
             ),
-            pat(
-                _EXC + r"(?P<exc>ValueError): (?P<msg>trtllm_mha backend only supports topk = 1.*)",
-                "trtllm_mha backend only supports topk",
-                preflight="spec-trtllm-mha-topk",
+            *said(
+                "spec-trtllm-mha-topk",
                 fix="use --speculative-eagle-topk 1 with the trtllm_mha (draft) attention backend, or pick another draft attention backend",
             ),
-            pat(
-                _EXC
-                + r"(?P<exc>ValueError|NotImplementedError): (?P<msg>--speculative-use-rejection-sampling .*)",
-                "--speculative-use-rejection-sampling",
-                preflight="spec-rejection-sampling",
+            *said(
+                "spec-rejection-algorithm",
+                fix="rejection sampling needs EAGLE/EAGLE3 with --speculative-eagle-topk 1 and default accept thresholds: change those or drop --speculative-use-rejection-sampling",
+            ),
+            *said(
+                "spec-rejection-topk",
                 fix="rejection sampling needs EAGLE/EAGLE3 with --speculative-eagle-topk 1 and default accept thresholds: change those or drop --speculative-use-rejection-sampling",
             ),
             pat(
                 _EXC
-                + r"(?P<exc>ValueError): (?P<msg>TRTLLM MLA backend is only supported on Blackwell GPUs.*)",
-                "TRTLLM MLA backend is only supported on Blackwell",
-                preflight="trtllm-mla-needs-blackwell",
-                fix="this GPU is not Blackwell: drop --attention-backend trtllm_mla (and --speculative-draft-attention-backend trtllm_mla) or set fa3 / flashinfer / triton",
+                + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:requires|must be|expects?) speculative_(?:num_draft_tokens|num_steps|eagle_topk).*)",
+                (
+                    "requires speculative_",
+                    "must be speculative_",
+                    "expects speculative_",
+                    "expect speculative_",
+                ),
+                summary="SGLang refused the speculative settings it resolved: {msg}",
+                fix="set speculative_num_steps, speculative_eagle_topk and speculative_num_draft_tokens explicitly so that they satisfy the check quoted (SGLang's own choice for this model does not)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>RuntimeError): (?P<msg>Sizes of tensors must match except in dimension \d+\..*)",
+                "Sizes of tensors must match",
+                context=(r"_eagle3?\.py|eagle_worker|/speculative/", r"in forward|in draft"),
+                summary="the EAGLE drafter's forward got tensors of mismatched sizes ({msg}): with top-k > 1 under SGLang's spec-v2 / overlap scheduling this is a known failure (sglang #13352); a drafter of another hidden size fails the same way",
+                fix="run the drafter with speculative_eagle_topk = 1 (and num_draft_tokens = steps + 1), or without spec v2 (unset SGLANG_ENABLE_SPEC_V2, or disable_overlap_schedule = true); if it persists with top-k 1, check the drafter's hidden size against the target's",
             ),
             pat(
                 _EXC
@@ -234,14 +541,23 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         preflight_rule=None,
-        defaults={"msg": "?", "exc": "ValueError", "backend": "?", "algo": "?"},
+        defaults={
+            "msg": "?",
+            "exc": "ValueError",
+            "backend": "?",
+            "name": "?",
+            "backends": "flashinfer, fa3, triton",
+        },
         examples=(
-            "TypeError: '>' not supported between instances of 'NoneType' and 'int'   (under speculative_hook.py)",
-            "ValueError: speculative_eagle_topk > 1 with page_size > 1 is only supported on ('flashinfer', 'fa3', 'triton'); got attention_backend='trtllm_mla'. Use page_size == 1 or one of those backends.",
-            "ValueError: Unknown speculative algorithm name: EAGLE4",
-            "ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.",
-            "ValueError: --speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
-            "ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). Please use a different backend.",
+            example("spec-steps-need-topk") + "   (under speculative_hook.py)",
+            example(
+                "spec-tree-page-size",
+                backends="('flashinfer', 'fa3', 'triton')",
+                backend="'trtllm_mla'",
+            ),
+            example("spec-unknown-algorithm", name="EAGLE4"),
+            example("spec-trtllm-mha-topk"),
+            example("spec-rejection-topk"),
         ),
     ),
     Rule(
@@ -257,18 +573,13 @@ RULES: tuple[Rule, ...] = (
         doc=(
             "SGLang does not compare the drafter's and the target's hidden size or vocabulary "
             "before loading: a mismatch surfaces as a shape assertion while the draft worker "
-            'loads weights (model_loader/weight_utils.py `default_weight_loader`: "Attempted to '
-            'load weight (…) into parameter (…)"; layers/linear.py: `param_data.shape == '
+            "loads weights (model_loader/weight_utils.py `default_weight_loader`, which names "
+            "both shapes; layers/linear.py: `param_data.shape == "
             "loaded_weight.shape`), a state-dict size mismatch, a matmul shape error in the "
             "first draft forward, or a config check in models/kimi_k25_eagle3.py."
         ),
         patterns=(
-            pat(
-                _EXC
-                + r"AssertionError: (?P<msg>Attempted to load weight \((?P<got>.*?)\) into parameter \((?P<want>.*)\))",
-                "Attempted to load weight",
-                context=_DRAFT_FRAMES,
-            ),
+            *said("weight-shape-mismatch", context=_DRAFT_FRAMES),
             pat(
                 _EXC + r"AssertionError: (?P<msg>.*(?:param_data\.shape|loaded_weight\.shape).*)",
                 "loaded_weight.shape",
@@ -281,31 +592,165 @@ RULES: tuple[Rule, ...] = (
                 context=_DRAFT_FRAMES,
             ),
             pat(
-                _EXC
-                + r"ValueError: (?P<msg>Eagle3 MLA layer requires q_lora_rank in the draft config|EAGLE3 currently only supports 1 layer)",
-                ("q_lora_rank", "only supports 1 layer"),
+                _EXC + r"KeyError: (?P<msg>'(?P<param>midlayer\.[\w.]+)')",
+                "midlayer.",
+                summary="the EAGLE-3 drafter's weights ({param}) were loaded by a model class that is not an EAGLE-3 draft model: its config.json names the wrong architecture",
+                fix="set the drafter's config.json architectures to the EAGLE-3 class SGLang expects (LlamaForCausalLMEagle3, or Eagle3DeepseekV2ForCausalLM for an MLA drafter), or use a drafter converted for SGLang; deploy validate checks drafter-architecture",
+                preflight="drafter-architecture",
             ),
             pat(
                 _EXC
-                + r"ValueError: (?P<msg>Model architectures \[[^\]]*\] (?:are not supported for now|failed to be inspected))",
-                "Model architectures",
-                context=_DRAFT_FRAMES,
-                preflight="drafter-architecture",
+                + r"(?P<exc>AssertionError|RuntimeError|ValueError): (?P<msg>Expected logits to have shape \(\*, (?P<want>\d+)\), but got torch\.Size\(\[\d+, (?P<got>\d+)\]\))",
+                "Expected logits to have shape",
+                summary="the drafter's logits have {got} columns but the target's vocabulary has {want}: the draft vocabulary's mapping to the target (d2t) is missing or the drafter was trained for another model",
+                fix="use an EAGLE-3 drafter trained for this target whose checkpoint carries its d2t/t2d vocabulary map (or a full-vocabulary drafter), and an SGLang release that loads it",
             ),
+            pat(
+                _EXC
+                + r"(?P<exc>RuntimeError|IndexError): (?P<msg>(?:The size of tensor a \((?P<got>\d+)\) must match the size of tensor b \((?P<want>\d+)\)|index -?\d+ is out of bounds for dimension \d+ with size \d+).*)",
+                ("The size of tensor a", "is out of bounds for dimension"),
+                context=_DRAFT_FRAMES + r"|_mtp\.py|in load_weights",
+            ),
+            *said("eagle3-mla-q-lora"),
+            *said("eagle3-one-layer"),
+            *said("arch-unsupported", context=_DRAFT_FRAMES, preflight="drafter-architecture"),
+            *said("arch-not-inspected", context=_DRAFT_FRAMES, preflight="drafter-architecture"),
         ),
         preflight_rule="drafter-hidden-size",
         defaults={"msg": "?"},
         examples=(
             '  File ".../sglang/srt/models/llama_eagle3.py", line 373, in load_weights\n'
-            "AssertionError: Attempted to load weight (torch.Size([6144, 8192])) into parameter (torch.Size([6144, 14336]))",
-            "ValueError: Eagle3 MLA layer requires q_lora_rank in the draft config",
+            + example(
+                "weight-shape-mismatch",
+                got="torch.Size([6144, 8192])",
+                want="torch.Size([6144, 14336])",
+            ),
+            example("eagle3-mla-q-lora"),
+        ),
+    ),
+    Rule(
+        id="tp-size-indivisible",
+        title="tp_size does not divide the model's heads (or another dimension)",
+        summary="a model dimension is not divisible by the parallel size: {msg}",
+        fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
+        doc=(
+            "Tensor parallelism splits attention heads (and other dimensions) evenly across the "
+            'GPUs: SGLang\'s `ensure_divisibility` asserts "X is not divisible by Y" when '
+            "tp_size does not divide them, e.g. TP=6 on a 16-head vision tower or a drafter."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError): (?P<msg>(?P<numerator>\d+) is not divisible by (?P<denominator>\d+).*)",
+                "is not divisible by",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:Total number of attention heads|num_attention_heads|number of heads) \(?(?P<numerator>\d+)\)? must be divisible by (?:tensor parallel size )?\(?(?P<denominator>\d+)\)?.*)",
+                "must be divisible by",
+            ),
+        ),
+        preflight_rule="tp-divides-heads",
+        defaults={"msg": "?", "numerator": "the head count", "denominator": "tp_size"},
+        examples=("AssertionError: 16 is not divisible by 6",),
+    ),
+    Rule(
+        id="attention-backend-unsupported",
+        title="the attention backend is not available on this GPU or for this model",
+        summary="the attention backend was refused: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "SGLang (or the engine it wraps) checks the attention backend against the GPU "
+            "generation and the model: a backend built for another generation (trtllm_mla off "
+            "Blackwell, fa3 off Hopper), or one that lacks the model's head size or layer type "
+            "on a new GPU (B300, RTX 50xx), is refused at start-up."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>\w+Error): (?P<msg>Only (?P<allowed>\{[^}]*\}|\[[^\]]*\]|\([^)]*\)) backends? (?:are|is) supported on .*)",
+                "backends are supported on",
+            ),
+            *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
+            pat(
+                _EXC
+                + r"(?P<exc>\w+Error): (?P<msg>.*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
+                (
+                    "upported on",
+                    "only supports",
+                    "requires SM",
+                    "not valid for this configuration",
+                    "is not supported for",
+                ),
+            ),
+            pat(
+                r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
+                (
+                    "Unsupported head_dim",
+                    "head_size not supported",
+                    "is not supported",
+                    "Unsupported head size",
+                ),
+            ),
+        ),
+        preflight_rule="trtllm-mla-needs-blackwell",
+        defaults={"msg": "?", "allowed": ""},
+        enrich=_enrich_backend,
+        examples=(
+            "AssertionError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid GDN models. Got attention_backend=flashinfer.",
+            example("trtllm-mla-blackwell"),
+        ),
+    ),
+    Rule(
+        id="kernel-package-mismatch",
+        title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
+        summary="{pkg} cannot be used as installed: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "A compiled extension was built against another PyTorch (C++ ABI: an undefined "
+            "`c10::`/`at::`/`torch::` symbol), a newer CUDA than the box has (an undefined `cu*` "
+            "driver symbol), or is older than the SGLang release requires (its start-up version "
+            "check, or a kernel op missing at run time). sgl-kernel hides the first two behind "
+            '"Could not load any common_ops library", with the real error listed under it.'
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
+                "undefined symbol",
+            ),
+            pat(
+                r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
+                "undefined symbol",
+            ),
+            *said("pkg-not-installed", anywhere=True),
+            *said("pkg-too-old", anywhere=True),
+            pat(
+                _EXC
+                + r"(?P<exc>AttributeError|NameError|RuntimeError): (?P<msg>.*(?:'_OpNamespace' '(?P<pkg>sgl_kernel|sgl-kernel)' object has no attribute|No such operator (?P<lib>sgl_kernel)::|name '\w+' is not defined).*)",
+                ("_OpNamespace", "No such operator", "is not defined"),
+                context=r"sgl_kernel|flashinfer|/speculative/|eagle",
+            ),
+        ),
+        defaults={
+            "msg": "?",
+            "pkg": "the compiled package",
+            "symbol": "",
+            "lib": "",
+            "version": "?",
+        },
+        enrich=_enrich_ext,
+        explains=("python-import-error",),
+        examples=(
+            "ImportError: /opt/sglang/lib/python3.12/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
+            example("pkg-too-old", pkg="sgl-kernel", have="0.0.9.post2", version="0.1.1"),
         ),
     ),
     Rule(
         id="python-import-error",
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
-        fix="install the missing package into the service's Python environment (the venv of ExecStart): e.g. `pip install 'sglang[all]==0.5.23'`, then check `python -c 'import sglang'` as the service user",
+        fix="{fixhint}",
         doc=(
             "The interpreter of the unit lacks a module (ModuleNotFoundError / ImportError), "
             "often because ExecStart uses another Python than the one SGLang was installed into, "
@@ -324,17 +769,23 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 _EXC
-                + r"(?P<exc>ImportError): (?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): (?:cannot open shared object file|undefined symbol)).*)",
+                + r"(?P<exc>ImportError): (?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
                 "ImportError",
             ),
             pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)", "ImportError"),
+            pat(
+                r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
+                "Could not load any common_ops",
+                module="sgl_kernel",
+                critical="1",
+            ),
             pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$", "No module named"),
         ),
-        defaults={"module": "a module", "msg": "?"},
+        defaults={"module": "", "msg": "?", "critical": ""},
+        enrich=_enrich_import,
         examples=(
             "/opt/sglang/bin/python3: Error while finding module specification for 'sglang.launch_server' (ModuleNotFoundError: No module named 'sglang')",
             "ModuleNotFoundError: No module named 'sgl_kernel'",
-            "ImportError: /opt/sglang/lib/python3.12/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
         ),
     ),
     Rule(
@@ -367,6 +818,40 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        id="driver-too-old",
+        title="the NVIDIA driver is older than the CUDA that torch was built with",
+        summary="the NVIDIA driver is too old for this torch: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "torch (and sgl-kernel, flashinfer) were built for a CUDA the host's driver does not "
+            'support: "The NVIDIA driver on your system is too old (found version 12020)" (the '
+            "driver's CUDA, 12.2), \"CUDA driver version is insufficient for CUDA runtime "
+            'version", or in a container "Error 804: forward compatibility was attempted on non '
+            'supported HW".'
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\).*)",
+                "driver on your system is too old",
+            ),
+            pat(
+                r"(?P<msg>.*CUDA driver version is insufficient for CUDA runtime version.*)",
+                "CUDA driver version is insufficient",
+            ),
+            pat(
+                r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
+                "forward compatibility was attempted",
+            ),
+        ),
+        preflight_rule=None,
+        defaults={"msg": "?", "found": ""},
+        enrich=_enrich_driver,
+        examples=(
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 804: forward compatibility was attempted on non supported HW",
+        ),
+    ),
+    Rule(
         id="gpu-unavailable",
         title="no usable CUDA device",
         summary="no usable CUDA GPU: {msg}",
@@ -382,11 +867,6 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>Error 802: system not yet initialized|cudaErrorSystemNotReady)",
                 ("Error 802", "cudaErrorSystemNotReady"),
                 fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
-            ),
-            pat(
-                r"(?P<msg>CUDA driver version is insufficient for CUDA runtime version.*)",
-                "CUDA driver version is insufficient",
-                fixhint="the NVIDIA driver is older than the CUDA runtime torch was built for: upgrade the driver or install a torch/SGLang build for this CUDA version",
             ),
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
@@ -417,14 +897,13 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: No CUDA GPUs are available",
             "RuntimeError: CUDA error: invalid device ordinal",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
-            "RuntimeError: The NVIDIA driver on your system is too old (found version 12020). ... CUDA driver version is insufficient for CUDA runtime version",
         ),
     ),
     Rule(
         id="kernel-unsupported-arch",
         title="kernels not built for this GPU (or too old)",
         summary="GPU kernels do not support this GPU or are too old: {msg}",
-        fix="install builds for this GPU's architecture (B200 is sm_100: CUDA 12.8+ wheels of torch, sglang-kernel, flashinfer), matching SGLang 0.5.23: `pip install 'sglang[all]==0.5.23'` pulls the matching sglang-kernel",
+        fix="{fixhint}",
         doc=(
             'A CUDA kernel has no code for this GPU ("no kernel image is available for execution '
             'on the device"; PyTorch\'s "sm_100 is not compatible with the current PyTorch '
@@ -437,12 +916,8 @@ RULES: tuple[Rule, ...] = (
                 "no kernel image",
             ),
             pat(
-                r"(?P<msg>(?P<pkg>[\w-]+) with minimum required version (?P<ver>\S+) is not installed\..*)",
-                "with minimum required version",
-            ),
-            pat(
-                r"(?P<msg>(?P<pkg>[\w-]+) is installed with version (?P<have>\S+), which is less than the minimum required version (?P<ver>\S+?)\..*)",
-                "less than the minimum required version",
+                r"(?P<msg>.*(?:only supported on GPUs with compute capability of at least|requires (?:a GPU with )?compute capability (?:of )?(?:at least )?|[Cc]ompute [Cc]apability (?:of )?at least )(?P<need>\d+\.\d).*?(?:capability (?:of |is )?(?P<b>\d)\.(?P<c>\d))?.*)",
+                ("compute capability of at least", "compute capability", "Compute Capability"),
             ),
             pat(
                 r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
@@ -453,11 +928,56 @@ RULES: tuple[Rule, ...] = (
                 ("unsupported toolchain", "kernel image is invalid"),
             ),
         ),
-        defaults={"msg": "?"},
+        defaults={"msg": "?", "sm": "?"},
+        enrich=_enrich_arch,
         examples=(
             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
-            "Exception: sglang-kernel with minimum required version 0.4.9 is not installed. Please reinstall the latest version with `pip install sglang-kernel --force-reinstall`",
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
+        ),
+    ),
+    Rule(
+        id="hf-auth",
+        title="the Hugging Face repo is gated or needs a token",
+        summary="{repo} needs an authorised Hugging Face token: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "The model (or drafter) is a gated or private Hub repo and the service has no token "
+            'with access: "Cannot access gated repo for url …", "… is gated. You must be '
+            'authenticated to access it", GatedRepoError, 401/403 from huggingface.co. The '
+            "service reads HF_TOKEN from its environment file, not from a login shell."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*Cannot access gated repo for url (?P<url>\S*?huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+))\S*.*)",
+                "Cannot access gated repo",
+            ),
+            pat(
+                r"(?P<msg>.*(?:Repo model|Access to model) (?P<repo>[\w.-]+/[\w.-]+) is (?:gated|restricted).*)",
+                ("is gated", "is restricted"),
+            ),
+            pat(
+                _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
+                "GatedRepoError",
+            ),
+            pat(
+                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+).*)",
+                ("401 Client Error", "403 Client Error"),
+            ),
+            pat(
+                r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
+                (
+                    "Invalid user token",
+                    "Invalid access token",
+                    "Invalid credentials in Authorization",
+                ),
+            ),
+        ),
+        preflight_rule="model-path-hub",
+        defaults={"msg": "?", "repo": ""},
+        enrich=_enrich_hf_auth,
+        examples=(
+            "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.",
+            "Access to model meta-llama/Llama-2-7b-chat-hf is restricted. You must be authenticated to access it.",
         ),
     ),
     Rule(
@@ -477,6 +997,10 @@ RULES: tuple[Rule, ...] = (
                 "couldn't connect to",
             ),
             pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)", "LocalEntryNotFoundError"),
+            pat(
+                r"(?P<msg>.*OfflineModeIsEnabled: .*|.*offline mode is enabled.*)",
+                ("OfflineModeIsEnabled", "offline mode is enabled"),
+            ),
             pat(
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
                 "outgoing traffic has been disabled",
@@ -518,10 +1042,7 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
                 ("is not a local folder", "Can't load the configuration"),
             ),
-            pat(
-                _EXC + r"(?P<msg>(?:RepositoryNotFoundError|GatedRepoError): .*)",
-                ("RepositoryNotFoundError", "GatedRepoError"),
-            ),
+            pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)", "RepositoryNotFoundError"),
             pat(
                 r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)", "Repository Not Found"
             ),
@@ -550,6 +1071,72 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        id="model-arch-unsupported",
+        title="the installed transformers / SGLang does not know the model's architecture",
+        summary="the model's architecture is not known to this install: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "The checkpoint's config.json names a model_type or architecture the installed "
+            "transformers (or SGLang) does not know: transformers is older than the model, or the "
+            'model needs its own code ("set the option `trust_remote_code=True`"), or SGLang has no '
+            "implementation of the target architecture."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*has model type `(?P<mtype>[\w.-]+)` but Transformers does not recognize this architecture.*)",
+                "does not recognize this architecture",
+                fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
+            ),
+            pat(
+                r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some )?code in that repo|set the option `trust_remote_code=True`|Please pass the argument `trust_remote_code=True`).*)",
+                ("trust_remote_code=True",),
+                fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
+            ),
+            *said(
+                "arch-unsupported",
+                fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
+            ),
+        ),
+        defaults={
+            "msg": "?",
+            "mtype": "?",
+            "architectures": "this architecture",
+            "fixhint": "upgrade transformers / SGLang in the unit's venv, or set trust_remote_code = true",
+        },
+        examples=(
+            "ValueError: The checkpoint you are trying to load has model type `qwen3_moe` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.",
+        ),
+    ),
+    Rule(
+        id="warmup-proxy",
+        title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
+        summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "After the HTTP server starts, SGLang sends itself a warm-up request; it fails when an "
+            "HTTP proxy from the environment (http_proxy / HTTPS_PROXY, often set system-wide) "
+            "intercepts the request to 127.0.0.1 and answers 502/403/407 itself. The server "
+            "then kills itself although it was healthy."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError): (?P<msg>res=<Response \[(?P<status>(?!200)\d{3})\]>.*)",
+                "res=<Response",
+            ),
+            pat(
+                r"(?P<msg>.*warmup error:.*(?:ProxyError|Tunnel connection failed|407 Proxy Authentication Required).*)",
+                ("ProxyError", "Tunnel connection failed", "407 Proxy"),
+                status="407",
+            ),
+        ),
+        defaults={"msg": "?", "status": "?"},
+        enrich=_enrich_warmup,
+        examples=(
+            "AssertionError: res=<Response [502]>, res.text=''   (under _execute_server_warmup)",
+        ),
+    ),
+    Rule(
         id="port-in-use",
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
@@ -557,25 +1144,21 @@ RULES: tuple[Rule, ...] = (
         doc=(
             "SGLang never checks the HTTP port before loading the model: uvicorn fails to bind "
             'after minutes of loading ("[Errno 98] … address already in use"). The internal '
-            'ports (ZMQ, dist-init / torch TCPStore, NCCL) fail earlier ("Port is already in '
-            'use", "EADDRINUSE", "… is not available in 30 seconds").'
+            "ports (ZMQ, dist-init / torch TCPStore, NCCL) fail earlier (SGLang's own port "
+            'checks, torch\'s "EADDRINUSE").'
         ),
         patterns=(
             pat(
-                r"(?P<msg>\[Errno 98\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)\): )?[Aa]ddress already in use)",
+                r"(?P<msg>\[Errno 98\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?[Aa]ddress already in use)",
                 "Errno 98",
             ),
             pat(
-                r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*EADDRINUSE.*)",
-                "EADDRINUSE",
+                r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
+                ("failed to listen on any local network address", "EADDRINUSE"),
             ),
-            pat(
-                r"(?P<msg>(?P<name>\w+) at (?P<port>\d+) is not available in \d+ seconds.*)",
-                "is not available in",
-            ),
-            pat(
-                r"(?P<msg>Port is already in use\..*?(?:nccl_port=(?P<port>\d+))?.*)",
-                "Port is already in use",
+            *said("port-not-available", anywhere=True),
+            *said(
+                "port-in-use", anywhere=True, fields={"ports": r"(?:.*?nccl_port=(?P<port>\d+))?.*"}
             ),
             pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)", "is already in use"),
         ),
@@ -584,6 +1167,121 @@ RULES: tuple[Rule, ...] = (
         examples=(
             "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+        ),
+    ),
+    Rule(
+        id="dist-init-timeout",
+        title="the ranks could not meet: torch.distributed rendezvous failed",
+        summary="torch.distributed could not connect the ranks: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "Before NCCL, the ranks meet over TCP (torch's c10d store at --dist-init-addr, and "
+            "Gloo for the CPU group). In a multi-node (or containerised) deployment this fails "
+            'when a node cannot reach the address or Gloo picks the wrong interface: "Gloo '
+            'connectFullMesh failed", "The client socket has failed to connect to any network '
+            'address of (host, port)", "Timed out waiting …ms for send operation".'
+        ),
+        patterns=(
+            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)", "connectFullMesh failed"),
+            pat(
+                r"(?P<msg>.*The client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\).*)",
+                "failed to connect to any network address",
+            ),
+            pat(
+                r"(?P<msg>.*(?:gloo|Gloo).*Timed out waiting \d+ms for (?:send|recv) operation to complete.*)",
+                "Timed out waiting",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
+                (
+                    "Timed out after",
+                    "Socket Timeout",
+                    "wait timeout after",
+                    "Connection reset by peer",
+                    "Connection refused",
+                ),
+            ),
+        ),
+        defaults={"msg": "?", "host": "", "port": "?"},
+        enrich=_enrich_rendezvous,
+        examples=(
+            "[rank1]:[E528 08:52:46.164 ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+            "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
+        ),
+    ),
+    Rule(
+        id="ray-init-failed",
+        title="Ray did not come up",
+        summary="Ray, which runs the engine's workers, failed before the model loaded: {msg}",
+        fix="the Ray runtime under the server is broken: stop stale Ray processes (`ray stop --force`), make sure /tmp (Ray's session dir) is writable and not full, or run without Ray (a single node needs no Ray executor)",
+        doc=(
+            "When the engine runs its workers under Ray, a Ray runtime that cannot start (a core "
+            "worker that cannot register with its raylet, a stale session, a full /tmp) fails "
+            "the start before any model code runs."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
+                ("to Raylet", "with raylet", "RaySystemError", "raylet died", "connect to GCS"),
+            ),
+        ),
+        defaults={"msg": "?"},
+        examples=(
+            "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",
+        ),
+    ),
+    Rule(
+        id="jit-build-failed",
+        title="a kernel compiled at start-up (JIT) failed to build",
+        summary="a kernel SGLang compiles at start-up failed to build: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "Some kernels are compiled on the box when first needed (sgl-kernel's JIT, "
+            "DeepGEMM, flashinfer, triton). The build needs the CUDA toolkit (nvcc, the CUDA "
+            'libraries) that matches torch; without it ninja, nvcc or the linker fail ("ninja '
+            'exited with status 1", "/usr/bin/ld: cannot find -lcudart"), often inside SGLang\'s '
+            "wrapper for a failed CUDA-graph capture, whose memory advice does not apply."
+        ),
+        patterns=(
+            pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)", "cannot find -l"),
+            pat(
+                r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
+                ("ninja exited", "ninja: build stopped"),
+            ),
+            pat(
+                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|error: command '\S*nvcc' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set).*)",
+                ("nvcc", "CUDA toolkit", "CUDA_HOME"),
+            ),
+        ),
+        defaults={"msg": "?", "lib": ""},
+        enrich=_enrich_jit,
+        examples=(
+            example("cuda-graph-capture-failed", error="ninja exited with status 1"),
+            "/usr/bin/ld: cannot find -lcudart",
+        ),
+    ),
+    Rule(
+        id="lora-unsupported",
+        title="the LoRA setup does not fit this model",
+        summary="SGLang's LoRA support failed on this model: {msg}",
+        fix="this SGLang release cannot apply LoRA to these layers (MoE experts, for one): drop lora_paths / enable_lora, target other modules (lora_target_modules), or upgrade SGLang",
+        doc=(
+            "With LoRA adapters SGLang wraps the model's layers with LoRA layers at start-up; "
+            "for layer types it does not support (fused MoE experts in some releases) this fails "
+            "inside srt/lora/ with an AttributeError or NotImplementedError."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>AttributeError|NotImplementedError|ValueError|KeyError): (?P<msg>.+)",
+                ("AttributeError", "NotImplementedError", "ValueError", "KeyError"),
+                context=r"/lora/|lora_manager|get_lora_layer",
+            ),
+        ),
+        defaults={"msg": "?"},
+        examples=(
+            "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'   (under srt/lora/layers.py)",
         ),
     ),
     Rule(
@@ -599,7 +1297,7 @@ RULES: tuple[Rule, ...] = (
             "The kernel's OOM killer (or the unit's cgroup memory limit) sent SIGKILL: systemd logs "
             '"A process of this unit has been killed by the OOM killer." and "Failed with '
             "result 'oom-kill'\"; the kernel logs \"Out of memory: Killed process …\"; SGLang's "
-            'parent logs "Rank N scheduler died during initialization (exit code: -9)". A bare '
+            "parent reports the scheduler rank that died with exit code -9. A bare "
             "SIGKILL (status=9/KILL, exit 137, exit code -9) without those is reported as a hint "
             "only when nothing else explains the failure."
         ),
@@ -612,14 +1310,32 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)", "oom-kill:"),
             pat(
+                r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
+                (
+                    "running low on memory",
+                    "memory pressure",
+                    "memory_monitor",
+                    "memory monitor",
+                    "Task was killed",
+                ),
+                comm="a worker (killed by Ray's memory monitor)",
+            ),
+            pat(
+                r"(?P<msg>.*The actor is dead because its worker process has died.*)",
+                "The actor is dead",
+                role=HINT,
+                summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            pat(
                 r"Main process exited, code=killed, status=(?P<sig>9/KILL)",
                 "status=9/KILL",
                 role=HINT,
                 summary="a process of the service was killed with SIGKILL and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
-            pat(
-                r"Rank (?P<rank>\d+) scheduler died during initialization \(exit code: -9\)",
-                "exit code: -9",
+            *said(
+                "scheduler-died",
+                anywhere=True,
+                fields={"code": "-9"},
                 role=HINT,
                 summary="scheduler rank {rank} was killed with SIGKILL (exit code -9) and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
@@ -633,26 +1349,45 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
-        id="cuda-graph-capture-failed",
-        title="CUDA graph capture failed",
-        summary="CUDA graph capture failed: {msg}",
-        fix="lower --mem-fraction-static (e.g. 0.8), or --cuda-graph-max-bs-decode (e.g. 16); last resort --cuda-graph-backend-decode=disabled (slow). With EAGLE-3 the draft and verify graphs need extra memory",
+        id="host-memory-exhausted",
+        title="host memory or shared memory ran out (without the OOM killer)",
+        summary="the host could not give the server memory: {msg}",
+        fix="{fixhint}",
         doc=(
-            "SGLang captures CUDA graphs (target verify/decode, draft decode/extend) after the KV "
-            "cache is allocated; the capture failed, usually out of memory (model_executor/"
-            "runner/decode_cuda_graph_runner.py, speculative/eagle_draft_*_cuda_graph_runner.py: "
-            '"Capture cuda graph failed: …" followed by "Possible solutions").'
+            "A process of the server could not allocate host memory or shared memory: "
+            '"OSError: [Errno 12] Cannot allocate memory" (RAM, overcommit or a cgroup limit), '
+            'NCCL\'s "posix_fallocate failed: No space left on device" or torch\'s "unable to '
+            'write to file </torch_…>" (a /dev/shm too small, typically 64 MB in a container).'
         ),
         patterns=(
-            pat(r"Capture cuda graph failed: (?P<msg>.*)", "Capture cuda graph failed"),
             pat(
-                r"(?P<msg>Fail when using backend: (?P<backend>\S+) for prefill runner\.)",
-                "for prefill runner",
+                r"(?P<msg>.*(?:posix_fallocate failed: No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
+                (
+                    "posix_fallocate",
+                    "shared memory segment",
+                    "unable to write to file",
+                    "unable to open shared memory",
+                    "No space left",
+                ),
+                fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>OSError|MemoryError): (?P<msg>\[Errno 12\] Cannot allocate memory.*)",
+                ("Errno 12", "Cannot allocate memory"),
+                fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
+            ),
+            pat(
+                r"(?P<msg>.*(?:Bus error|SIGBUS).*(?:shm|shared memory|DataLoader).*)",
+                ("Bus error", "SIGBUS"),
+                fixhint="a bus error on shared memory: /dev/shm is too small (containers: --shm-size 16g or --ipc=host)",
             ),
         ),
-        defaults={"msg": "?"},
+        defaults={"msg": "?", "fixhint": "free host memory or enlarge /dev/shm"},
+        explains=("nccl-error",),
         examples=(
-            "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 178.35 GiB of which 1.12 GiB is free.",
+            "OSError: [Errno 12] Cannot allocate memory",
+            "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device",
         ),
     ),
     Rule(
@@ -662,8 +1397,8 @@ RULES: tuple[Rule, ...] = (
         fix="lower --mem-fraction-static (e.g. 0.85 -> 0.80), --max-running-requests or --chunked-prefill-size; check no other process uses the GPUs (`nvidia-smi`); the EAGLE-3 drafter and its CUDA graphs need memory outside the KV pool",
         doc=(
             'PyTorch could not allocate GPU memory (torch.OutOfMemoryError "CUDA out of memory"), '
-            'or SGLang found no room left for the KV cache after the weights ("Not enough memory. '
-            'Please try to increase --mem-fraction-static."), or GPUs differ in free memory '
+            "or SGLang found no room left for the KV cache after the weights (its pool "
+            "configurator asks for a larger --mem-fraction-static), or GPUs differ in free memory "
             "because another process holds some."
         ),
         patterns=(
@@ -680,15 +1415,32 @@ RULES: tuple[Rule, ...] = (
                 ("out of memory", "ALLOC_FAILED"),
                 summary="GPU out of memory: {msg}",
             ),
-            pat(
-                r"(?P<msg>Not enough memory\. Please try to increase --mem-fraction-static\.(?: Current value: mem_fraction_static=(?P<mfs>[\d.]+))?)",
-                "Not enough memory",
+            *said(
+                "not-enough-memory",
+                anywhere=True,
+                suffix="not-enough-memory-value",
                 summary="no GPU memory left for the KV cache after the weights (mem_fraction_static={mfs})",
-                fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller --cuda-graph-max-bs-decode, or more GPUs (--tp-size)",
+                fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller {graph_max_bs}, or more GPUs (--tp-size)",
             ),
             pat(
-                r"(?P<msg>The memory capacity is unbalanced\..*)",
-                "memory capacity is unbalanced",
+                r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
+                (
+                    "maximum number of tokens that can be stored in KV cache",
+                    "No available memory for the cache blocks",
+                    "Insufficient memory for KV cache",
+                ),
+                summary="after the weights, too little GPU memory is left for the KV cache: {msg}",
+                fix="give the KV cache more room (a higher memory fraction), lower the context length, or use more / larger GPUs",
+            ),
+            *said(
+                "kv-no-room",
+                anywhere=True,
+                summary="the loaded weights (target + drafter) leave no GPU memory for the KV cache at mem_fraction_static={mfs}",
+                fix="raise --mem-fraction-static above {suggested} as SGLang says (the drafter's weights count too), or free GPU memory / use more GPUs (--tp-size)",
+            ),
+            *said(
+                "memory-unbalanced",
+                anywhere=True,
                 summary="GPUs have unequal free memory: {msg}",
                 fix="another process uses some of the GPUs: stop it (`nvidia-smi`), then start again",
             ),
@@ -697,7 +1449,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"gpu": "?", "tried": "?", "free": "?", "total": "?", "msg": "?", "mfs": "?"},
         examples=(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total capacity of 139.72 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 138.69 GiB memory in use.",
-            "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: mem_fraction_static=0.6",
+            example("not-enough-memory")
+            + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),
         ),
     ),
     Rule(
@@ -713,6 +1466,10 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(r"NCCL error in: (?P<where>\S+?),? (?P<msg>.*)", "NCCL error in"),
+            pat(
+                r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
+                ("HCCL", "RCCL"),
+            ),
             pat(r"NCCL error: (?P<msg>.*)", "NCCL error:"),
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
@@ -734,6 +1491,33 @@ RULES: tuple[Rule, ...] = (
         examples=(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
             "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
+        ),
+    ),
+    Rule(
+        id="cuda-graph-capture-failed",
+        title="CUDA graph capture failed",
+        summary="CUDA graph capture failed: {msg}",
+        fix="lower --mem-fraction-static (e.g. 0.8), or {graph_max_bs} (e.g. 16); last resort {graph_disable} (slow). With EAGLE-3 the draft and verify graphs need extra memory",
+        doc=(
+            "SGLang captures CUDA graphs (target verify/decode, draft decode/extend) after the KV "
+            "cache is allocated; the capture failed, usually out of memory (model_executor/"
+            "runner/decode_cuda_graph_runner.py, speculative/eagle_draft_*_cuda_graph_runner.py, "
+            "which print SGLang's list of possible solutions)."
+        ),
+        patterns=(
+            *said(
+                "cuda-graph-capture-failed",
+                anywhere=True,
+                summary="CUDA graph capture failed: {error}",
+            ),
+            *said("prefill-graph-failed", anywhere=True),
+        ),
+        defaults={"msg": "?", "error": "?"},
+        examples=(
+            example(
+                "cuda-graph-capture-failed",
+                error="CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 178.35 GiB of which 1.12 GiB is free.",
+            ),
         ),
     ),
     Rule(
@@ -778,13 +1562,12 @@ RULES += RUNTIME_RULES  # causes while serving, GPU Xids (lowest priority on a t
 
 # Consequences of an earlier failure: matched so that they are never taken for the cause.
 ECHOES: tuple[Pat, ...] = (
-    pat(r"Received sigquit from a child process", "Received sigquit"),
-    pat(
-        r"Rank \d+ scheduler (?:died during initialization|is dead)",
-        ("scheduler died", "scheduler is dead"),
-    ),
-    pat(r"Scheduler hit an exception:", "Scheduler hit an exception"),
-    pat(r"Initialization failed\.", "Initialization failed"),
+    *said("sigquit", anywhere=True),
+    *said("scheduler-died", anywhere=True),
+    pat(r"Rank \d+ scheduler is dead", "scheduler is dead"),
+    *said("scheduler-exception", anywhere=True),
+    *said("init-failed", anywhere=True),
+    *said("warmup-failed", anywhere=True),
     pat(r"Exit code: -?\d+", "Exit code:"),
     pat(r"Child process unexpectedly failed", "Child process unexpectedly failed"),
     pat(
@@ -817,20 +1600,31 @@ ERRORISH = re.compile(
     r"Error|Exception|Traceback|[Ff]ail|FAIL|[Ff]atal|[Kk]illed|[Aa]bort|exited|ERROR|error"
 )
 
+# Lines a healthy server prints by the thousand (SGLang's batch statistics, uvicorn's access
+# log of successful requests): no rule can match them, so a long journal's search skips them.
+NOISE: tuple[str, ...] = (
+    "] Decode batch",
+    "] Prefill batch",
+    '" 200 OK',
+)
+NOISE_RE = re.compile("|".join(re.escape(n) for n in NOISE))
+
 # Error-looking lines SGLang prints on every healthy start.
-BENIGN = re.compile(r"can be ignored|error_on_|error-on-")
+BENIGN = re.compile(
+    r"can be ignored|error_on_|error-on-|"
+    + "|".join(re.escape(m.literals()[0]) for m in sglang.all_messages("ignore-import-error"))
+)
 
 # Start-up progress (for startup-timeout: which step was reached).
 MILESTONE_KEYWORDS: tuple[str, ...] = (
-    "server_args=",
-    "Init parallel",
-    "Load weight",
-    "KV Cache is allocated",
-    "Memory pool end",
-    "graph begin",
+    *dict.fromkeys(
+        m.keyword()
+        for r in sglang.RELEASES.values()
+        for mid, m in r.messages.items()
+        if mid.startswith("ms-")
+    ),
     "Uvicorn running",
     "Started server process",
-    "fired up",
 )
 PROGRESS = re.compile(
     r"Loading safetensors checkpoint shards:\s*(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+)"
@@ -839,8 +1633,8 @@ PROGRESS_KEYWORD = "checkpoint shards"
 
 UNKNOWN_DOC = (
     "No rule matched. `deploy` does not guess: it says so and shows the first exception and "
-    'the last error-looking lines of the log. If the log holds only consequences ("Received '
-    'sigquit from a child process", "Rank N scheduler died"), the original error went '
+    "the last error-looking lines of the log. If the log holds only consequences (a sigquit "
+    "from a child process, a scheduler rank that died), the original error went "
     "elsewhere (an earlier invocation, a rotated journal, or a rank that printed nothing)."
 )
 
@@ -862,7 +1656,7 @@ def all_keywords() -> tuple[str, ...]:
     for p in ECHOES:
         for k in p.keywords:
             seen[k] = None
-    for k in (*ERRORISH_KEYWORDS, *MILESTONE_KEYWORDS, PROGRESS_KEYWORD, "Traceback"):
+    for k in (*ERRORISH_KEYWORDS, "Traceback"):
         seen[k] = None
     return tuple(seen)
 
@@ -870,40 +1664,82 @@ def all_keywords() -> tuple[str, ...]:
 # First-stage prefilter: short substrings, one of which every keyword above contains (`gates`
 # adds any keyword that contains none). Fewer, shorter gates = fewer passes over the text.
 BASE_GATES: tuple[str, ...] = (
+    # exceptions, failures, kills
     "rror",
     "ailed",
     "xit",
+    "xception",
+    "Traceback",
+    "illed",
+    "KILL",
+    "bort",
+    "atal",
+    "ERROR",
+    "SIGBUS",
+    "Watchdog",
+    "ALLOC_FAILED",
+    # resources
     "emory",
     "OOM",
     "oom",
-    "KILL",
-    "illed",
-    "NCCL",
-    "nccl",
-    "in use",
+    "No space",
+    "posix_",
+    "write to file",
+    "KV cache",
+    # GPUs, drivers, kernels, packages
     "CUDA",
     "NVIDIA",
-    "Traceback",
-    "xception",
+    "NCCL",
+    "nccl",
+    "CCL",
+    "driver",
+    "kernel image",
+    "apability",
+    "upported",
+    "only support",
+    "requires SM",
+    "not valid",
+    "ymbol",
+    "odule",
+    "minimum required",
+    "ninja",
+    "nvcc",
+    "ld:",
+    "head",
+    # processes, ports, networks
     "sigquit",
     "scheduler",
-    "timed out",
-    "timeout",
+    "in use",
+    "Errno",
+    "EADDR",
+    "onnect",
+    "imed out",
+    "imeout",
+    "aylet",
+    "actor",
+    "GCS",
+    "ot available",
+    "Proxy",
     "repeated too quickly",
+    # models and the Hub
     "huggingface",
-    "minimum required",
-    "kernel image",
-    "bort",
-    "atal",
-    "Init parallel",
-    "Load weight",
-    "KV Cache",
-    "graph begin",
-    "Uvicorn",
-    "Started server",
-    "fired up",
-    "checkpoint shards",
-    "server_args=",
+    "gated",
+    "estricted",
+    "nvalid",
+    "ffline",
+    "outgoing",
+    "Not Found",
+    "appear to have",
+    "local folder",
+    "Can't",
+    "annot",
+    "ould not",
+    "recognize",
+    "trust_remote_code",
+    "deploy-check",
+    "ivisible",
+    "must be",
+    "Fail when",
 )
 
 
@@ -926,7 +1762,7 @@ def _gate_keywords() -> tuple[str, ...]:
     for p in ECHOES:
         for k in p.keywords:
             seen[k] = None
-    for k in (*ERRORISH_KEYWORDS, *MILESTONE_KEYWORDS, PROGRESS_KEYWORD, "Traceback"):
+    for k in (*ERRORISH_KEYWORDS, "Traceback"):
         seen[k] = None
     return tuple(seen)
 
@@ -979,10 +1815,11 @@ def troubleshooting_markdown() -> str:
         "## Echoes (never the cause)",
         "",
         "```",
-        "Received sigquit from a child process. It usually means the child failed.",
-        "Rank 3 scheduler died during initialization (exit code: -9). ...",
-        "Scheduler hit an exception: Traceback (most recent call last):   (the traceback below it is read)",
-        "Initialization failed. Please see the error messages above.",
+        example("sigquit"),
+        example("scheduler-died", rank=3, code=-9),
+        example("scheduler-exception", traceback="Traceback (most recent call last):")
+        + "   (the traceback below it is read)",
+        example("init-failed"),
         "sglang-kimi.service: Main process exited, code=exited, status=1/FAILURE",
         "sglang-kimi.service: Failed with result 'exit-code'.",
         "```",

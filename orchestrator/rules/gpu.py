@@ -12,8 +12,6 @@ from orchestrator.hardware import KINDS, GpuKind
 from orchestrator.rules.base import Context, Finding, Rule
 from orchestrator.spec import Spec
 
-MLA_ONLY_BLACKWELL = ("trtllm_mla",)
-
 
 def trtllm_mla_blackwell(ctx: Context) -> Iterator[Finding]:
     chosen = {
@@ -37,7 +35,7 @@ def trtllm_mla_blackwell(ctx: Context) -> Iterator[Finding]:
             "error",
             ("--attention-backend",),
             f"trtllm_mla runs only on Blackwell GPUs; this box has {ctx.gpu.name} (sm_{ctx.gpu.sm}). "
-            "SGLang raises ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs",
+            "SGLang raises " + ctx.release.message("trtllm-mla-blackwell").line(),
             "drop attention_backend to take SGLang's default, or set fa3 (Hopper) / flashinfer / triton",
         )
 
@@ -308,8 +306,13 @@ def gpu_free_memory(ctx: Context) -> Iterator[Finding]:
                 f"{mfs_text} x that = {budget / GIB:.1f} GiB, less than the ~{weights / GIB:.1f} GiB of "
                 f"weights each GPU loads ({base_mib / GIB:.0f} GiB of checkpoint over {tp * pp} GPUs"
                 + (" plus the drafter" if draft_mib else "")
-                + '). SGLang stops with "Loaded weights leave no GPU memory for the KV cache" or '
-                '"Not enough memory. Please try to increase --mem-fraction-static."',
+                + "). SGLang stops with "
+                # SGLang's first sentence (the rest suggests a value it computes on the box)
+                + ctx.release.message("kv-no-room")
+                .line(mfs=f"{mfs:.3g}", suggested="?", minimum="?")
+                .partition(". ")[0]
+                + ". or "
+                + ctx.release.message("not-enough-memory").line(),
                 f"free the GPUs (see gpu-busy): an empty {lo.name} gives {planned / GIB:.1f} GiB at this "
                 "fraction; raising mem_fraction_static only takes the room activations need",
             )
@@ -508,7 +511,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "trtllm-mla-needs-blackwell",
         "The trtllm_mla attention backend runs only on Blackwell.",
-        "arg_groups/overrides.py: ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs",
+        "arg_groups/overrides.py: ValueError (trtllm-mla-blackwell)",
         trtllm_mla_blackwell,
         "hardware",
     ),
@@ -537,9 +540,9 @@ RULES: tuple[Rule, ...] = (
         "gpu-free-memory",
         "Free memory is balanced across the server's GPUs and mem_fraction_static x free memory holds "
         "the weights (without a local checkpoint: free >= mem_fraction_static x total).",
-        "distributed/bootstrap.py: RuntimeError: The memory capacity is unbalanced (min free < 0.9 x a "
-        "rank's free); kv_cache_configurator.py: Loaded weights leave no GPU memory for the KV cache; "
-        "pool_configurator.py: Not enough memory. Please try to increase --mem-fraction-static",
+        "distributed/bootstrap.py: RuntimeError (memory-unbalanced: min free < 0.9 x a rank's free); "
+        "kv_cache_configurator.py: ValueError (kv-no-room); pool_configurator.py: RuntimeError "
+        "(not-enough-memory)",
         gpu_free_memory,
         "hardware",
     ),

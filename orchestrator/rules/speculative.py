@@ -1,10 +1,9 @@
-"""SGLang 0.5.x's speculative-decoding rules, stated in SGLang's own terms.
+"""SGLang's speculative-decoding rules, stated in SGLang's own terms.
 
-Sources (sglang 0.5.23, sglang/srt/): arg_groups/speculative_hook.py `_handle_eagle_family`
-(the bare assertion near line 1160, the TypeError near 1274, the page-size ValueError near
-1278, rejection sampling near 1222, STANDALONE + DP attention near 1082), `_handle_ngram`,
-speculative/spec_info.py (algorithm names), speculative/eagle_utils.py (tree size).
-The classifier reuses `need_steps_explanation` so a crash and a refusal read the same.
+The rules are logic; what differs between SGLang releases (algorithm names, which backends
+take a paged tree draft, the texts SGLang prints, where in its source it checks) is data in
+`orchestrator.sglang`, read through `ctx.release`. The classifier reuses
+`need_steps_explanation` so a crash and a refusal read the same.
 """
 
 from __future__ import annotations
@@ -13,26 +12,24 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from orchestrator.flags import flag
-from orchestrator.hardware import TREE_PAGED_BACKENDS
 from orchestrator.rules.base import Context, Finding, Rule
+from orchestrator.sglang import Release
 
-EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
-ALGORITHMS = (
-    "EAGLE",
-    "EAGLE3",
-    "NEXTN",
-    "STANDALONE",
-    "NGRAM",
-    "DFLASH",
-    "DSPARK",
-    "UNO",
-    "FROZEN_KV_MTP",
-)
 STEPS, TOPK, DRAFT = (
     "speculative_num_steps",
     "speculative_eagle_topk",
     "speculative_num_draft_tokens",
 )
+
+
+def _said(release: Release, mid: str, **values: object) -> str:
+    """What SGLang prints for message `mid`, e.g. "ValueError: trtllm_mha backend only ..."."""
+    return release.message(mid).line(**values)
+
+
+def _where(release: Release, frame: str) -> str:
+    f = release.frame(frame)
+    return f"sglang {release.version}: {f.file}:{f.line} in {f.function}"
 
 
 def _set(flags: Mapping[str, Any], key: str) -> bool:
@@ -43,10 +40,13 @@ def _shown(flags: Mapping[str, Any], key: str) -> str:
     return f"{flag(key)} {flags[key]}" if _set(flags, key) else flag(key)
 
 
-def need_steps_explanation(flags: Mapping[str, Any]) -> tuple[str, str]:
+def need_steps_explanation(
+    flags: Mapping[str, Any], release: Release | None = None
+) -> tuple[str, str]:
     """(why, fix) for spec-params-need-num-steps, from the flags the unit really passes.
 
-    Shared by preflight (before a start) and the classifier (after the crash)."""
+    Shared by preflight (before a start) and the classifier (after the crash). With a release,
+    the reason names where that release asserts."""
     present = [k for k in (TOPK, DRAFT) if _set(flags, k)]
     if present:
         listed = " and ".join(_shown(flags, k) for k in present)
@@ -55,7 +55,9 @@ def need_steps_explanation(flags: Mapping[str, Any]) -> tuple[str, str]:
         listed, verb = f"{flag(TOPK)} and/or {flag(DRAFT)}", "are"
     why = (
         f"speculative_num_steps is unset while {listed} {verb} set: SGLang then auto-chooses "
-        "all three and asserts that top-k and draft tokens are unset (a bare AssertionError)"
+        "all three and asserts that top-k and draft tokens are unset (a bare AssertionError"
+        + (f" at {_where(release, 'spec-need-steps')}" if release is not None else "")
+        + ")"
     )
     if len(present) == 1:
         fix = f"set {flag(STEPS)} (and keep the three consistent) or drop {flag(present[0])}"
@@ -65,7 +67,7 @@ def need_steps_explanation(flags: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _eagle(ctx: Context) -> bool:
-    return ctx.algorithm in EAGLE_FAMILY
+    return ctx.algorithm in ctx.release.eagle_family
 
 
 def _int(ctx: Context, key: str) -> int | None:
@@ -75,24 +77,27 @@ def _int(ctx: Context, key: str) -> int | None:
 
 def unknown_algorithm(ctx: Context) -> Iterator[Finding]:
     a = ctx.algorithm
-    if a is not None and a not in ALGORITHMS:
+    known = ctx.release.algorithms
+    if a is not None and a not in known:
         yield Finding(
             "spec-unknown-algorithm",
             "error",
             ("--speculative-algorithm",),
-            f"SGLang does not know the speculative algorithm {ctx.args['speculative_algorithm']!r} "
-            "(ValueError: Unknown speculative algorithm name)",
-            f"set --speculative-algorithm to one of {', '.join(ALGORITHMS)} (EAGLE3 for an EAGLE-3 drafter)",
+            f"SGLang {ctx.release.version} does not know the speculative algorithm "
+            f"{ctx.args['speculative_algorithm']!r} ("
+            + _said(ctx.release, "spec-unknown-algorithm", name=a)
+            + ")",
+            f"set --speculative-algorithm to one of {', '.join(known)} (EAGLE3 for an EAGLE-3 drafter)",
         )
 
 
 def need_num_steps(ctx: Context) -> Iterator[Finding]:
-    if not _eagle(ctx) or ctx.args.get("speculative_adaptive"):
+    if not _eagle(ctx) or _adaptive(ctx):
         return
     if ctx.args.get(STEPS) is None and (
         ctx.args.get(TOPK) is not None or ctx.args.get(DRAFT) is not None
     ):
-        why, fix = need_steps_explanation(ctx.args)
+        why, fix = need_steps_explanation(ctx.args, ctx.release)
         yield Finding(
             "spec-params-need-num-steps",
             "error",
@@ -102,8 +107,13 @@ def need_num_steps(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _adaptive(ctx: Context) -> bool:
+    """--speculative-adaptive skips the assertion, where the release has it."""
+    return ctx.release.adaptive_skips_auto_choice and bool(ctx.args.get("speculative_adaptive"))
+
+
 def steps_need_topk(ctx: Context) -> Iterator[Finding]:
-    if not _eagle(ctx) or ctx.args.get("speculative_adaptive"):
+    if not _eagle(ctx) or _adaptive(ctx):
         return
     if ctx.args.get(STEPS) is not None and ctx.args.get(TOPK) is None:
         yield Finding(
@@ -111,8 +121,9 @@ def steps_need_topk(ctx: Context) -> Iterator[Finding]:
             "error",
             (flag(STEPS), flag(TOPK)),
             f"{flag(STEPS)} {ctx.args[STEPS]} is set but {flag(TOPK)} is not: SGLang crashes "
-            "comparing None with an int (TypeError: '>' not supported between instances of "
-            "'NoneType' and 'int')",
+            "comparing None with an int ("
+            + _said(ctx.release, "spec-steps-need-topk")
+            + f" at {_where(ctx.release, 'spec-steps-need-topk')})",
             f"set {flag(TOPK)} (1 for a chain draft) and {flag(DRAFT)} "
             f"({int(ctx.args[STEPS]) + 1} with top-k 1), or drop {flag(STEPS)} to let SGLang choose all three",
         )
@@ -152,7 +163,8 @@ def topk1_draft_tokens(ctx: Context) -> Iterator[Finding]:
             "warning",
             (flag(DRAFT), flag(STEPS), flag(TOPK)),
             f"with {flag(TOPK)} 1 SGLang replaces {flag(DRAFT)} {draft} by steps + 1 = {steps + 1} "
-            "(a chain of steps drafts verifies steps + 1 tokens)",
+            "(a chain of steps drafts verifies steps + 1 tokens; it logs: "
+            f'"{ctx.release.message("spec-topk1-draft-adjusted").format()}")',
             f"set {flag(DRAFT)} {steps + 1}, or raise {flag(TOPK)} for a tree draft",
         )
 
@@ -201,31 +213,32 @@ def tree_page_size_backend(ctx: Context) -> Iterator[Finding]:
         return
     backend, who = ctx.attention_backend()
     page, page_who = ctx.page_size()
+    tree = ctx.release.tree_paged_backends
     if backend is None or page is None:
         yield Finding(
             "spec-tree-page-size-backend",
             "warning",
             (flag(TOPK), "--attention-backend", "--page-size"),
             f"{flag(TOPK)} {topk} is a tree draft, which SGLang allows with page size > 1 only on "
-            f"{', '.join(TREE_PAGED_BACKENDS)}; the attention backend SGLang will pick could not be "
+            f"{', '.join(tree)}; the attention backend SGLang will pick could not be "
             "checked (GPU or model attention type unknown). On Blackwell an MLA model defaults to "
             "trtllm_mla with page size 64 and is rejected",
             "give the GPU (--gpu b200 or [hardware] gpu) so this can be checked, or set "
-            "attention_backend to one of " + ", ".join(TREE_PAGED_BACKENDS),
+            "attention_backend to one of " + ", ".join(tree),
         )
         return
-    if page > 1 and backend not in TREE_PAGED_BACKENDS:
+    if page > 1 and backend not in tree:
         yield Finding(
             "spec-tree-page-size-backend",
             "error",
             (flag(TOPK), "--attention-backend", "--page-size"),
             f"{flag(TOPK)} {topk} (a tree draft) with page size {page} ({page_who}) is only "
-            f"supported on {', '.join(TREE_PAGED_BACKENDS)}; the attention backend is {backend} "
-            f"({who}), so SGLang raises ValueError: speculative_eagle_topk > 1 with page_size > 1 "
-            "is only supported on ('flashinfer', 'fa3', 'triton')",
+            f"supported on {', '.join(tree)}; the attention backend is {backend} "
+            f"({who}), so SGLang raises "
+            + _said(ctx.release, "spec-tree-page-size", backends=str(tree), backend=repr(backend)),
             f"set {flag(TOPK)} 1 with {flag(DRAFT)} = steps + 1 (a chain draft), or set "
             "attention_backend explicitly to one of "
-            + ", ".join(TREE_PAGED_BACKENDS)
+            + ", ".join(tree)
             + (
                 " (fa3 is Hopper-only; on Blackwell use flashinfer or triton)"
                 if ctx.gpu and ctx.gpu.blackwell
@@ -248,7 +261,7 @@ def trtllm_mha_topk(ctx: Context) -> Iterator[Finding]:
             "error",
             (flag(TOPK), "--attention-backend"),
             f"the trtllm_mha attention backend supports only {flag(TOPK)} 1; SGLang raises "
-            "ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding",
+            + _said(ctx.release, "spec-trtllm-mha-topk"),
             f"set {flag(TOPK)} 1 (with {flag(DRAFT)} = steps + 1) or choose another attention backend",
         )
 
@@ -261,8 +274,9 @@ def rejection_sampling(ctx: Context) -> Iterator[Finding]:
             "spec-rejection-sampling",
             "error",
             ("--speculative-use-rejection-sampling", "--speculative-algorithm"),
-            "--speculative-use-rejection-sampling is only supported for EAGLE / EAGLE3 / NEXTN "
-            f"(NotImplementedError for {ctx.algorithm})",
+            "SGLang does rejection sampling only for EAGLE / EAGLE3 / NEXTN ("
+            + _said(ctx.release, "spec-rejection-algorithm", algorithm=ctx.algorithm)
+            + ")",
             "drop --speculative-use-rejection-sampling or use EAGLE3",
         )
     topk = _int(ctx, TOPK)
@@ -271,7 +285,9 @@ def rejection_sampling(ctx: Context) -> Iterator[Finding]:
             "spec-rejection-sampling",
             "error",
             ("--speculative-use-rejection-sampling", flag(TOPK)),
-            f"rejection sampling needs {flag(TOPK)} 1, not {topk} (ValueError in SGLang's argument handling)",
+            f"rejection sampling needs {flag(TOPK)} 1, not {topk} ("
+            + _said(ctx.release, "spec-rejection-topk")
+            + ")",
             f"set {flag(TOPK)} 1 or drop --speculative-use-rejection-sampling",
         )
 
@@ -281,13 +297,15 @@ def _dp_attention(ctx: Context) -> bool:
 
 
 def dp_attention(ctx: Context) -> Iterator[Finding]:
-    if ctx.algorithm in ("STANDALONE", "NGRAM") and _dp_attention(ctx):
+    mid = {"STANDALONE": "spec-standalone-dp", "NGRAM": "spec-ngram-dp"}.get(ctx.algorithm or "")
+    if mid is not None and _dp_attention(ctx):
         yield Finding(
             "spec-dp-attention",
             "error",
             ("--speculative-algorithm", "--attn-dp-size"),
-            f"{ctx.algorithm} speculative decoding does not support DP attention (ValueError: "
-            f"Currently {ctx.algorithm.lower()} speculative decoding does not support dp attention)",
+            f"{ctx.algorithm} speculative decoding does not support DP attention ("
+            + _said(ctx.release, mid)
+            + ")",
             "set attn_dp_size = 1, or use EAGLE3 with a drafter",
         )
 
@@ -304,7 +322,8 @@ def ngram_page_size(ctx: Context) -> Iterator[Finding]:
             "error",
             ("--speculative-ngram-max-bfs-breadth", "--page-size", "--attention-backend"),
             f"NGRAM with a breadth of {breadth} and page size {page} is supported only on flashinfer "
-            f"(attention backend here: {backend}, {who})",
+            f"(attention backend here: {backend}, {who}); SGLang raises "
+            + _said(ctx.release, "spec-ngram-page-size", topk=breadth, page=page),
             'set attention_backend = "flashinfer", or page_size = 1, or speculative_ngram_max_bfs_breadth = 1',
         )
 
@@ -367,19 +386,19 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spec-unknown-algorithm",
         "The speculative algorithm must be one SGLang knows.",
-        "speculative/spec_info.py: ValueError: Unknown speculative algorithm name",
+        "speculative/spec_info.py: ValueError (spec-unknown-algorithm)",
         unknown_algorithm,
     ),
     Rule(
         "spec-params-need-num-steps",
         "With speculative_num_steps unset, speculative_eagle_topk and speculative_num_draft_tokens must be unset too (SGLang auto-chooses all three).",
-        "arg_groups/speculative_hook.py _handle_eagle_family: bare `assert cfg.speculative_eagle_topk is None and cfg.speculative_num_draft_tokens is None`",
+        "a bare `assert` in _handle_eagle_family (arg_groups/speculative_hook.py; server_args.py _handle_speculative_decoding in older releases)",
         need_num_steps,
     ),
     Rule(
         "spec-num-steps-needs-topk",
         "speculative_num_steps set needs speculative_eagle_topk set.",
-        "arg_groups/speculative_hook.py: TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+        "arg_groups/speculative_hook.py: a TypeError comparing the unset top-k with an int",
         steps_need_topk,
     ),
     Rule(
@@ -403,13 +422,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spec-tree-page-size-backend",
         "A tree draft (top-k > 1) with page size > 1 needs the flashinfer, fa3 or triton attention backend; trtllm_mla (the Blackwell default for MLA models) forces page size 64.",
-        "arg_groups/speculative_hook.py: ValueError: speculative_eagle_topk > 1 with page_size > 1 is only supported on ...",
+        "arg_groups/speculative_hook.py: ValueError (spec-tree-page-size)",
         tree_page_size_backend,
     ),
     Rule(
         "spec-trtllm-mha-topk",
         "The trtllm_mha attention backend supports top-k 1 only.",
-        "arg_groups/speculative_hook.py: ValueError: trtllm_mha backend only supports topk = 1",
+        "arg_groups/speculative_hook.py: ValueError (spec-trtllm-mha-topk)",
         trtllm_mha_topk,
     ),
     Rule(
@@ -421,7 +440,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spec-dp-attention",
         "STANDALONE and NGRAM speculative decoding do not support DP attention.",
-        "arg_groups/speculative_hook.py: ValueError: Currently ... does not support dp attention",
+        "arg_groups/speculative_hook.py: ValueError (spec-standalone-dp, spec-ngram-dp)",
         dp_attention,
     ),
     Rule(

@@ -479,7 +479,7 @@ case(
 
 case(
     "cuda_graph_capture_oom",
-    "cuda-graph-capture-failed",
+    "cuda-oom",  # the OOM inside the capture is the cause; SGLang's capture wrapper echoes it
     [
         *START,
         *LAUNCH,
@@ -868,7 +868,7 @@ case(
 
 case(
     "kernel_version",
-    "kernel-unsupported-arch",
+    "kernel-package-mismatch",
     [
         *START,
         *LAUNCH,

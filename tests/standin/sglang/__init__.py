@@ -1,4 +1,4 @@
-"""STAND-IN for the `sglang` package (SGLang 0.5.23), used by deploy's tests.
+"""STAND-IN for the `sglang` package, used by deploy's tests (release: see _release.py).
 
 This is NOT SGLang. It imitates `python -m sglang.launch_server` from the
 outside (argument parsing, log lines, HTTP endpoints, failure modes) so that
@@ -6,5 +6,7 @@ deploy's orchestration can be tested on machines without a GPU. Everything it
 prints copies SGLang 0.5.23's real formats; see tests/standin/README.md.
 """
 
+from ._release import RELEASE
+
 __standin__ = True
-__version__ = "0.5.23"
+__version__ = RELEASE.version

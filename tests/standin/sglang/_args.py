@@ -2,7 +2,8 @@
 
 The parser is built the way SGLang 0.5.23 builds it
 (srt/arg_groups/arg_utils.py:add_cli_args_from_dataclass plus the manual
-registrations in ServerArgs.add_cli_args), from orchestrator/rules/sglang_args.json.
+registrations in ServerArgs.add_cli_args), from the flag table of the imitated release
+(orchestrator/sglang/args-<version>.json; see _release.py).
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from sglang._field_order import POSITIONAL_FIELD_ORDER
+from sglang._release import ARGS_JSON as _RELEASE_ARGS
+from sglang._release import RELEASE
 
-_REPO = Path(__file__).resolve().parents[3]
-ARGS_JSON = Path(
-    os.environ.get("STANDIN_ARGS_JSON", _REPO / "orchestrator" / "rules" / "sglang_args.json")
-)
+ARGS_JSON = Path(os.environ.get("STANDIN_ARGS_JSON") or _RELEASE_ARGS)
 
 _TYPES = {"int": int, "float": float, "str": str, "any": str, "dict": str}
 
@@ -91,18 +91,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(argv)
 
 
-EAGLE_FAMILY = ("EAGLE", "EAGLE3", "STANDALONE")
-KNOWN_ALGOS = (
-    "DFLASH",
-    "UNO",
-    "DSPARK",
-    "EAGLE",
-    "EAGLE3",
-    "FROZEN_KV_MTP",
-    "STANDALONE",
-    "NGRAM",
-    "NONE",
-)
+# NEXTN is resolved to EAGLE before these checks; NONE is a valid "no speculation".
+EAGLE_FAMILY = tuple(a for a in RELEASE.eagle_family if a != "NEXTN")
+KNOWN_ALGOS = (*RELEASE.algorithms, "NONE")
 
 
 def speculative_verdict(ns: argparse.Namespace) -> str | None:
@@ -127,10 +118,11 @@ def speculative_verdict(ns: argparse.Namespace) -> str | None:
         ns.speculative_eagle_topk,
         ns.speculative_num_draft_tokens,
     )
-    if not getattr(ns, "speculative_adaptive", False) and steps is None:
+    adaptive = RELEASE.adaptive_skips_auto_choice and getattr(ns, "speculative_adaptive", False)
+    if not adaptive and steps is None:
         if topk is not None or draft is not None:
             return "assert"
-        steps, topk, draft = 3, 1, 4  # auto-chosen (DeepseekV3 / Kimi K2 family)
+        steps, topk, draft = RELEASE.auto_params(os.environ.get("STANDIN_MODEL_ARCH"))
     backends = {ns.attention_backend, ns.decode_attention_backend, ns.prefill_attention_backend}
     if "trtllm_mha" in backends:
         if topk is None:
@@ -142,7 +134,7 @@ def speculative_verdict(ns: argparse.Namespace) -> str | None:
     if (
         topk > 1
         and (ns.page_size or 1) > 1
-        and ns.attention_backend not in ("flashinfer", "fa3", "triton")
+        and ns.attention_backend not in RELEASE.tree_paged_backends
     ):
         return "page_size_topk"
     return None
@@ -162,7 +154,7 @@ def resolved_spec(ns: argparse.Namespace) -> tuple[str | None, int | None, int |
         ns.speculative_num_draft_tokens,
     )
     if steps is None:
-        steps, topk, draft = 3, 1, 4
+        steps, topk, draft = RELEASE.auto_params(os.environ.get("STANDIN_MODEL_ARCH"))
     if topk == 1 and draft != steps + 1:
         draft = steps + 1
     return algo, steps, topk, draft

@@ -11,6 +11,9 @@ Environment (all optional):
   STANDIN_READY_DELAY_S if set: seconds from start to /health 200; stretches/shrinks LOAD_S
   STANDIN_TOKENS_PER_S  generation rate per request (200)
   STANDIN_ACCEPT_LEN    reported speculative accept length (2.6)
+  STANDIN_PERF          1: rate and accept length from the performance model in _perf.py
+                        (speculative settings x requests in flight; STANDIN_PERF_* knobs)
+  STANDIN_MAX_DRAFT  configs with more draft tokens die in CUDA graph capture (OOM)
   STANDIN_MODEL_ARCH    model class in "Load weight end." (DeepseekV3ForCausalLM)
   STANDIN_GPU_TOTAL_GB  per-GPU capacity (139.81); STANDIN_WEIGHTS_GB per-rank weights (62.4)
   STANDIN_SGLANG_PREFIX site-packages shown in tracebacks (interpreter's purelib)
@@ -36,6 +39,8 @@ from typing import Any
 from sglang import __version__
 from sglang._args import parse, resolved_dict, resolved_spec, speculative_verdict
 from sglang._day2 import Day2
+from sglang._perf import Model, enabled, max_draft_tokens
+from sglang._release import RELEASE
 from sglang._texts import (
     USER_WARNING,
     scheduler_graph_traceback,
@@ -57,6 +62,11 @@ def _write(stream, text: str) -> None:
     with _LOCK:
         stream.write(text)
         stream.flush()
+
+
+def _say(mid: str, **values: object) -> str:
+    """SGLang's words for message `mid`, as the imitated release prints them."""
+    return RELEASE.message(mid).format(**values)
 
 
 def log(msg: str, prefix: str = "") -> None:
@@ -115,7 +125,19 @@ class Sim:
             self.load_s = max(0.0, ready - other)
         self.max_total_tokens = 0
         self.httpd: ThreadingHTTPServer | None = None
+        self.perf = Model.from_env() if enabled() else None
+        if self.perf is not None:
+            self.accept_len = round(self.perf.accept_length(self.steps, self.topk, self.draft), 4)
+        self.max_draft = max_draft_tokens()
+        self.inflight = 0  # generation requests being answered now (the model's batch)
         self.day2 = Day2(self)  # failures after ready: crash, hang, zombie (see _day2.py)
+
+    def token_gap_s(self) -> float:
+        """Seconds to the next token of a request: the model's speed at the current batch."""
+        if self.perf is None:
+            return 1.0 / self.rate
+        tps = self.perf.tokens_per_s(self.inflight, self.steps, self.topk, self.draft)
+        return 1.0 / tps
 
     # ---- helpers -------------------------------------------------------------
     def prefixes(self) -> list[str]:
@@ -138,23 +160,28 @@ class Sim:
                 return
             time.sleep(min(0.05, end - now))
 
+    def kv_line(self, kv_gb: float) -> str:
+        return _say(
+            "ms-kv-cache", dtype="torch.bfloat16", tokens=self.max_total_tokens, size=f"{kv_gb:.2f}"
+        )
+
     def oom_tb(self) -> str:
         return scheduler_oom_traceback(self.fail_rank, 8.42, self.total, 412.19)
 
     def scheduler_death(self, tb: str) -> None:
         prefix = self.prefixes()[self.fail_rank] if self.pp == 1 else self.prefixes()[0]
-        log(f"Scheduler hit an exception: {tb}", prefix)
-        log("Received sigquit from a child process. It usually means the child failed.")
+        log(_say("scheduler-exception", traceback=tb), prefix)
+        log(_say("sigquit"))
         kill_tree_and_die(include_parent=True)
 
     # ---- start-up ------------------------------------------------------------
     def run(self) -> None:
-        log(f"server_args={self.args!r}")
-        self.all_ranks("Init parallel begin.")
+        log(_say("ms-server-args", args=repr(self.args)))
+        self.all_ranks(_say("ms-init-begin"))
         self.sleep(self.init_s)
-        self.all_ranks(f"Init parallel ends. elapsed={self.init_s + random.uniform(0, 0.02):.2f} s")
+        self.all_ranks(_say("ms-init-end", elapsed=f"{self.init_s + random.uniform(0, 0.02):.2f}"))
         avail = self.total - 0.85
-        self.all_ranks(f"Load weight begin. avail mem={avail:.2f} GB")
+        self.all_ranks(_say("ms-load-begin", avail=f"{avail:.2f}"))
         if self.fail == "hang":
             while True:
                 time.sleep(3600)
@@ -162,17 +189,24 @@ class Sim:
         self.sleep(self.load_s * (0.85 if spec else 1.0))
         after = avail - self.weights
         self.all_ranks(
-            f"Load weight end. elapsed={self.load_s:.2f} s, type={self.arch}, quant=fp8, "
-            f"fmt=e4m3, avail mem={after:.2f} GB, mem usage={self.weights:.2f} GB."
+            _say(
+                "ms-load-end",
+                elapsed=f"{self.load_s:.2f}",
+                arch=self.arch,
+                detail=f"quant=fp8, fmt=e4m3, avail mem={after:.2f} GB, mem usage={self.weights:.2f} GB.",
+            )
         )
         if spec:
-            self.all_ranks(f"Load weight begin. avail mem={after:.2f} GB")
+            self.all_ranks(_say("ms-load-begin", avail=f"{after:.2f}"))
             self.sleep(self.load_s * 0.15)
             draft_gb = 1.86
             self.all_ranks(
-                f"Load weight end. elapsed={self.load_s * 0.15:.2f} s, "
-                f"type={'LlamaForCausalLMEagle3' if self.algo == 'EAGLE3' else self.arch}, "
-                f"avail mem={after - draft_gb:.2f} GB, mem usage={draft_gb:.2f} GB."
+                _say(
+                    "ms-load-end",
+                    elapsed=f"{self.load_s * 0.15:.2f}",
+                    arch="LlamaForCausalLMEagle3" if self.algo == "EAGLE3" else self.arch,
+                    detail=f"avail mem={after - draft_gb:.2f} GB, mem usage={draft_gb:.2f} GB.",
+                )
             )
             after -= draft_gb
         frac = self.args.get("mem_fraction_static") or 0.835
@@ -183,20 +217,13 @@ class Sim:
             for i, p in enumerate(self.prefixes()):
                 if i == self.fail_rank:
                     continue
-                log(
-                    f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: "
-                    f"{self.max_total_tokens}, KV size: {kv_gb:.2f} GB",
-                    p,
-                )
+                log(self.kv_line(kv_gb), p)
             self.sleep(self.kv_s)
             self.scheduler_death(self.oom_tb())
         self.sleep(self.kv_s)
-        self.all_ranks(
-            f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {self.max_total_tokens}, "
-            f"KV size: {kv_gb:.2f} GB"
-        )
+        self.all_ranks(self.kv_line(kv_gb))
         avail = after - kv_gb
-        self.all_ranks(f"Memory pool end. avail mem={avail:.2f} GB")
+        self.all_ranks(_say("ms-memory-pool", avail=f"{avail:.2f}"))
         self.capture_graphs(avail)
         tp0 = self.prefixes()[0]
         log(
@@ -217,17 +244,25 @@ class Sim:
         name = "target verify" if spec else "target decode"
         per_req = self.draft if spec else 1
         self.all_ranks(
-            f"Capture {name} CUDA graph begin. backend=full, num_tokens_per_req={per_req}, "
-            f"avail mem={avail:.2f} GB"
+            _say(
+                "ms-graph-begin",
+                name=name,
+                detail=f"backend=full, num_tokens_per_req={per_req}, avail mem={avail:.2f} GB",
+            )
         )
-        if self.fail == "graph":
+        too_wide = spec and self.max_draft is not None and (self.draft or 0) > self.max_draft
+        if self.fail == "graph" or too_wide:
             self.sleep(each / 2)
             self.scheduler_death(scheduler_graph_traceback(self.fail_rank))
         self.sleep(each)
         used = 1.12
         self.all_ranks(
-            f"Capture {name} CUDA graph end. bs={bs}, elapsed={each:.2f} s, "
-            f"mem usage={used:.2f} GB, avail mem={avail - used:.2f} GB."
+            _say(
+                "ms-graph-end",
+                name=name,
+                detail=f"bs={bs}, elapsed={each:.2f} s, mem usage={used:.2f} GB, "
+                f"avail mem={avail - used:.2f} GB.",
+            )
         )
         if not spec:
             return
@@ -235,14 +270,20 @@ class Sim:
         avail -= used
         for kind, per in (("draft decode", self.topk), ("draft extend", self.draft)):
             log(
-                f"Capture {kind} CUDA graph begin. backend=full, num_tokens_per_req={per}, "
-                f"bs={bs}, avail mem={avail:.2f} GB",
+                _say(
+                    "ms-graph-begin",
+                    name=kind,
+                    detail=f"backend=full, num_tokens_per_req={per}, bs={bs}, avail mem={avail:.2f} GB",
+                ),
                 tp0,
             )
             self.sleep(each)
             log(
-                f"Capture {kind} CUDA graph end. elapsed={each:.2f} s, mem usage=0.31 GB, "
-                f"avail mem={avail - 0.31:.2f} GB.",
+                _say(
+                    "ms-graph-end",
+                    name=kind,
+                    detail=f"elapsed={each:.2f} s, mem usage=0.31 GB, avail mem={avail - 0.31:.2f} GB.",
+                ),
                 tp0,
             )
             avail -= 0.31
@@ -313,10 +354,10 @@ class Sim:
             req = urllib.request.Request(base + "/freeze_gc", data=b"", headers=headers)
             urllib.request.urlopen(req, timeout=10).read()
         except Exception as e:  # pragma: no cover - mirrors SGLang's warm-up failure
-            log(f"Initialization failed. warmup error: {e}")
+            log(_say("warmup-failed", error=e))
             kill_tree_and_die(include_parent=True)
             return
-        log("The server is fired up and ready to roll!")
+        log(_say("ms-ready"))
         self.day2.start()
 
     # ---- payloads ----------------------------------------------------------------
@@ -478,13 +519,21 @@ def make_handler(sim: Sim):
 
         # -- generation --
         def _emit(self, n: int, on_token) -> None:
-            """Call on_token(i) for i in 1..n, token i at t0 + i/rate (no drift)."""
-            t0 = time.monotonic()
-            for i in range(1, n + 1):
-                delay = t0 + i / sim.rate - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                on_token(i)
+            """Call on_token(i) for i in 1..n, token i one gap after token i - 1 (no drift):
+            1/rate, or the performance model's gap at the batch in flight at that moment."""
+            with _LOCK:
+                sim.inflight += 1
+            try:
+                due = time.monotonic()
+                for i in range(1, n + 1):
+                    due += sim.token_gap_s()
+                    delay = due - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                    on_token(i)
+            finally:
+                with _LOCK:
+                    sim.inflight -= 1
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -1,7 +1,8 @@
-"""SGLang 0.5.23's own failure texts, reconstructed from the wheel's source.
+"""SGLang's own failure tracebacks, reconstructed from the wheel's source.
 
-Frames carry the real file, line number, function and source line of
-sglang 0.5.23 (cp311 wheel); caret lines are what CPython 3.11 prints for them.
+SGLang's words and the frames of its checks come from deploy's knowledge of the imitated
+release (orchestrator/sglang, see _release.py); the call chains below them are sglang
+0.5.23's (cp311 wheel). Caret lines are what CPython 3.11 prints.
 File paths sit under the site-packages of the interpreter running the stand-in
 (override with STANDIN_SGLANG_PREFIX).
 """
@@ -12,13 +13,15 @@ import os
 import sysconfig
 import traceback
 
+from sglang._release import RELEASE, Frame
+
 SITE = os.environ.get("STANDIN_SGLANG_PREFIX") or sysconfig.get_paths()["purelib"]
 
 # (relative file, line, function, source line, caret line or "")
-Frame = tuple[str, int, str, str, str]
+FrameT = tuple[str, int, str, str, str]
 
 
-def _fmt(frames: list[Frame]) -> str:
+def _fmt(frames: list[FrameT]) -> str:
     out = []
     for rel, line, func, src, carets in frames:
         out.append(f'  File "{SITE}/sglang/{rel}", line {line}, in {func}\n')
@@ -42,116 +45,54 @@ USER_WARNING = (
     "  warnings.warn(\n"
 )
 
-# launch_server.py main -> run_server -> resolve_once -> pipeline -> run_hook -> speculative hook
-_RESOLVE_CHAIN: list[Frame] = [
-    ("launch_server.py", 84, "<module>", "run_server(server_args)", ""),
-    ("launch_server.py", 29, "run_server", "server_args.resolve_once()", ""),
-    ("srt/server_args.py", 277, "resolve_once", "run_resolution_pipeline(self)", ""),
-    (
-        "srt/arg_groups/pipeline.py",
-        306,
-        "run_resolution_pipeline",
-        "run_hook(handle_speculative_decoding, server_args)",
-        "",
-    ),
-    ("srt/arg_groups/resolution_hooks.py", 139, "run_hook", "step(server_args)", ""),
-]
-_TO_EAGLE: list[Frame] = [
-    (
-        "srt/arg_groups/speculative_hook.py",
-        284,
-        "handle_speculative_decoding",
-        "algo.handle_server_args(server_args)",
-        "",
-    ),
-    (
-        "srt/speculative/spec_info.py",
-        264,
-        "handle_server_args",
-        "_handle_eagle_family(server_args)",
-        "",
-    ),
-]
+
+def _frames(frames: tuple[Frame, ...] | list[Frame]) -> list[FrameT]:
+    return [(f.file, f.line, f.function, f.source, f.carets) for f in frames]
 
 
-def _main_traceback(frames: list[Frame], last: str) -> str:
+def _main_traceback(frames: list[FrameT], last: str) -> str:
     return "Traceback (most recent call last):\n" + runpy_frames() + _fmt(frames) + last + "\n"
 
 
 def spec_traceback(verdict: str, algo: str | None, attention_backend: str | None = None) -> str:
-    """The traceback SGLang's main process prints for a rejected speculative config."""
+    """The traceback SGLang's main process prints for a rejected speculative config, in the
+    imitated release's own frames and words (orchestrator/sglang)."""
+    r = RELEASE
+    chain = _frames(r.chains["spec"])
     if verdict == "unknown_algo":
-        frames = [
-            *_RESOLVE_CHAIN,
-            (
-                "srt/arg_groups/speculative_hook.py",
-                242,
-                "handle_speculative_decoding",
-                "algo = SpeculativeAlgorithm.from_string(cfg.speculative_algorithm)",
-                "       " + "^" * 59,
-            ),
-            (
-                "srt/speculative/spec_info.py",
-                65,
-                "from_string",
-                'raise ValueError(f"Unknown speculative algorithm name: {name}")',
-                "",
-            ),
-        ]
+        frames = chain + _frames(
+            [r.frame("spec-unknown-algorithm-call"), r.frame("spec-unknown-algorithm")]
+        )
         return _main_traceback(
-            frames, f"ValueError: Unknown speculative algorithm name: {(algo or '').upper()}"
+            frames, r.message("spec-unknown-algorithm").line(name=(algo or "").upper())
         )
-    frames = [*_RESOLVE_CHAIN, *_TO_EAGLE]
-    sh = "srt/arg_groups/speculative_hook.py"
+    frames = chain + _frames(r.chains["eagle"])
     if verdict == "assert":
-        # CPython 3.11 reports a multi-line `assert (a and b)` at its last operand.
-        frames.append(
-            (
-                sh,
-                1162,
-                "_handle_eagle_family",
-                "and cfg.speculative_num_draft_tokens is None",
-                "    " + "^" * 40,
-            )
-        )
-        return _main_traceback(frames, "AssertionError")
-    type_error = "TypeError: '>' not supported between instances of 'NoneType' and 'int'"
+        return _main_traceback(frames + _frames([r.frame("spec-need-steps")]), "AssertionError")
+    type_error = r.message("spec-steps-need-topk").line()
     if verdict == "typeerror_trtllm_mha":
-        frames.append(
-            (
-                sh,
-                1177,
-                "_handle_eagle_family",
-                "if cfg.speculative_eagle_topk > 1:",
-                "   " + "^" * 30,
-            )
-        )
+        frames += _frames([r.frame("spec-steps-need-topk-trtllm-mha")])
         return _main_traceback(frames, type_error)
     if verdict == "trtllm_mha_topk":
-        frames.append((sh, 1178, "_handle_eagle_family", "raise ValueError(", ""))
-        return _main_traceback(
-            frames,
-            "ValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.",
-        )
+        frames += _frames([r.frame("spec-trtllm-mha-topk")])
+        return _main_traceback(frames, r.message("spec-trtllm-mha-topk").line())
     if verdict == "typeerror":
-        frames.append((sh, 1274, "_handle_eagle_family", "cfg.speculative_eagle_topk > 1", ""))
+        frames += _frames([r.frame("spec-steps-need-topk")])
         return _main_traceback(frames, type_error)
     if verdict == "page_size_topk":
-        frames.append((sh, 1278, "_handle_eagle_family", "raise ValueError(", ""))
-        return _main_traceback(frames, "ValueError: " + page_size_msg(attention_backend))
+        frames += _frames([r.frame("spec-tree-page-size")])
+        return _main_traceback(frames, page_size_line(attention_backend))
     raise ValueError(verdict)
 
 
-def page_size_msg(attention_backend: str | None) -> str:
-    return (
-        "speculative_eagle_topk > 1 with page_size > 1 is only supported on "
-        "('flashinfer', 'fa3', 'triton'); got attention_backend="
-        f"{attention_backend!r}. Use page_size == 1 or one of those backends."
+def page_size_line(attention_backend: str | None) -> str:
+    return RELEASE.message("spec-tree-page-size").line(
+        backends=str(RELEASE.tree_paged_backends), backend=repr(attention_backend)
     )
 
 
 # Scheduler.__init__ -> ... -> MLATokenToKVPool._create_buffers -> torch.zeros
-_SCHED_TO_KV_POOL: list[Frame] = [
+_SCHED_TO_KV_POOL: list[FrameT] = [
     (
         "srt/managers/scheduler.py",
         6362,
@@ -237,16 +178,7 @@ def scheduler_oom_traceback(gpu: int, alloc_gib: float, total_gib: float, free_m
     )
 
 
-CUDA_GRAPH_CAPTURE_FAILED_MSG = (
-    "Possible solutions:\n"
-    "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
-    "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
-    "3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. "
-    "(Not recommended. Huge performance loss)\n"
-    "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n"
-)
-
-_SCHED_TO_GRAPHS: list[Frame] = [
+_SCHED_TO_GRAPHS: list[FrameT] = [
     (
         "srt/managers/scheduler.py",
         6362,
@@ -318,9 +250,9 @@ def scheduler_graph_traceback(gpu: int) -> str:
                 (runner, 602, "__init__", "raise Exception(", ""),
             ]
         )
-        + "Exception: Capture cuda graph failed: "
-        + inner_err
-        + CUDA_GRAPH_CAPTURE_FAILED_MSG
+        + RELEASE.message("cuda-graph-capture-failed").line(error=inner_err.rstrip("\n"))
+        + "\n"
+        + RELEASE.message("cuda-graph-solutions").format()
     )
     return (
         inner + "\nDuring handling of the above exception, another exception occurred:\n\n" + outer

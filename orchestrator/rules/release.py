@@ -1,0 +1,32 @@
+"""Which SGLang release the profile is judged against (orchestrator/sglang/versions.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from orchestrator.rules.base import Context, Finding, Rule
+
+
+def version_known(ctx: Context) -> Iterator[Finding]:
+    choice = ctx.spec.sglang
+    if choice.warning:
+        yield Finding(
+            "sglang-version-unknown",
+            "warning",
+            ("[sglang] version",),
+            choice.warning + f" (version from {choice.source})",
+            f"install a release deploy knows ({', '.join(ctx.known_versions)}), or teach deploy "
+            "this one: docs/sglang-releases.md",
+        )
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "sglang-version-unknown",
+        "The SGLang release the profile runs is one deploy knows (else the nearest known one is "
+        "used, with this warning).",
+        "the version installed for unit.python (site-packages metadata), else [sglang] version",
+        version_known,
+        "sglang",
+    ),
+)
