@@ -444,7 +444,18 @@ def _check_writable(directory: Path, option: str) -> None:
 
 
 def _spec_json(spec: Spec) -> dict[str, Any]:
-    return json.loads(json.dumps(asdict(spec), default=dict))
+    # spec.sglang holds the SGLang release itself (its regexes and frames): asdict() would
+    # descend into it and json could not write it. Record which release, as validate shows it.
+    from dataclasses import fields, is_dataclass
+
+    data: dict[str, Any] = {}
+    for f in fields(spec):
+        if f.name != "sglang":
+            v = getattr(spec, f.name)
+            data[f.name] = asdict(v) if is_dataclass(v) and not isinstance(v, type) else v
+    out: dict[str, Any] = json.loads(json.dumps(data, default=dict))
+    out["sglang"] = spec.sglang.to_json()
+    return out
 
 
 def _read(path: Path) -> str | None:
