@@ -52,7 +52,8 @@ LINE_CHARS = 400  # evidence and last lines are cut to this
 LAST_LINES = 20  # journal lines kept with a "hung" incident
 JOURNAL_SOCKET = "/run/systemd/journal/socket"
 REQUESTED_JOBS = frozenset({"stop", "restart", "try-restart", "reload-or-restart"})
-READY_LINE = "The server is fired up and ready to roll"
+TAIL_LINES = 20_000  # journal lines read of an invocation (its end: where a crash speaks)
+HEAD_LINES = 5_000  # lines searched from its start for SGLang's ready line
 # Signals a process gets from outside (a kill) vs. ones it raises itself (a crash).
 _OUTSIDE_SIGNALS = frozenset({"KILL", "TERM", "INT", "HUP", "QUIT", "USR1", "USR2", "PIPE"})
 
@@ -298,7 +299,11 @@ def read_journal(unit: str, invocation: str, *, user: bool, since_us: int) -> _J
     now_us = int(time.time() * 1e6)
     with ThreadPoolExecutor(2) as pool:
         kernel = pool.submit(xid.kernel_entries, since_us, now_us)
-        entries = journal.read(unit, user=user, invocation=invocation) if invocation else []
+        entries = (
+            journal.read(unit, user=user, invocation=invocation, lines=TAIL_LINES)
+            if invocation
+            else []
+        )
         return _Journal(entries, kernel.result())
 
 
@@ -349,8 +354,45 @@ def diagnose_invocation(
     )
 
 
+def _ready_lines() -> tuple[str, ...]:
+    """SGLang's "ready" line, as each known release prints it."""
+    from orchestrator import sglang
+
+    return tuple({r.message("ms-ready").format() for r in sglang.RELEASES.values()})
+
+
 def became_ready(entries: Sequence[Any]) -> bool:
-    return any(READY_LINE in e.message for e in entries)
+    ready = _ready_lines()
+    return any(any(r in e.message for r in ready) for e in entries)
+
+
+def ready_at_start(unit: str, invocation: str, *, user: bool) -> bool:
+    """Whether the first HEAD_LINES lines of the invocation hold the ready line (a long-lived
+    server's start is far before the tail that was read). Stops journalctl once it knows."""
+    if not invocation:
+        return False
+    from orchestrator import journal
+
+    argv = journal.build_argv(unit, user=user, invocation=invocation)
+    argv[argv.index("json")] = "cat"  # messages only
+    ready = _ready_lines()
+    try:
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, errors="replace"
+        )
+    except OSError:
+        return False
+    try:
+        assert proc.stdout is not None
+        for n, line in enumerate(proc.stdout):
+            if n >= HEAD_LINES:
+                return False
+            if any(r in line for r in ready):
+                return True
+        return False
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def from_diagnosis(
@@ -364,6 +406,7 @@ def from_diagnosis(
     diag: Any,
     entries: Sequence[Any],
     xids: Sequence[Any],
+    ready: bool = False,
     **extra: Any,
 ) -> Incident:
     return Incident(
@@ -375,7 +418,7 @@ def from_diagnosis(
         ended_us=ended_us,
         recorded_us=0,
         uptime_before_s=round((ended_us - start_us) / 1e6, 1) if start_us else None,
-        phase="serving" if became_ready(entries) else "start-up",
+        phase="serving" if ready or became_ready(entries) else "start-up",
         category=diag.category,
         summary=diag.summary,
         evidence=[f"{e.stamp()}  {e.message}" for e in diag.evidence],
@@ -493,8 +536,15 @@ async def stop_post(
         systemd_result=result,
         exit_status=exit_status,
     )
+    live = liveness_state(state_root, name)
+    ready = (
+        became_ready(entries)
+        or (live.get("invocation_id") == invocation and bool(live.get("healthy_seen")))
+        or (len(entries) >= TAIL_LINES and ready_at_start(unit, invocation, user=user))
+    )
     inc = from_diagnosis(
         kind=kind_of(result, code, status, diag),
+        ready=ready,
         name=name,
         unit=unit,
         invocation=invocation,

@@ -255,6 +255,7 @@ async def act(cfg: Config, sd: Any, invocation: str, failures: list[Probe]) -> s
         fix = diag.fix
     inc = incidents.from_diagnosis(
         kind="gave-up" if give_up else "hung",
+        ready=True,  # it answered /health in this invocation: that is when the watcher counts
         name=cfg.name,
         unit=cfg.unit,
         invocation=invocation,

@@ -104,7 +104,7 @@ def test_crash_while_serving_is_an_incident(sbox: Box) -> None:
     (inc,) = incidents(sbox, name)
     assert (inc["kind"], inc["category"], inc["phase"]) == (
         "crash",
-        "cuda-illegal-memory-access",
+        "cuda-illegal-access",
         "serving",
     )
     assert inc["invocation_id"] == inv
@@ -125,7 +125,7 @@ def test_crash_while_serving_is_an_incident(sbox: Box) -> None:
         "fix",
     }
     assert row["last_incident"]["kind"] == "crash"
-    assert row["last_incident"]["category"] == "cuda-illegal-memory-access"
+    assert row["last_incident"]["category"] == "cuda-illegal-access"
     assert row["last_incident"]["when"] == inc["when"]
     assert "illegal memory access" in row["last_incident"]["evidence"]
     assert row["incidents_24h"] == 1
@@ -134,7 +134,7 @@ def test_crash_while_serving_is_an_incident(sbox: Box) -> None:
     assert row["liveness"]["last_probe"]["ok"] is True  # it was probed while healthy
     text = deploy(sbox, "status", name).stdout
     print(text)
-    assert "incident: crash (cuda-illegal-memory-access)" in text
+    assert "incident: crash (cuda-illegal-access)" in text
     assert "1 in the last 24 h" in text
 
     (entry,) = [
@@ -143,7 +143,7 @@ def test_crash_while_serving_is_an_incident(sbox: Box) -> None:
         if e.get("DEPLOY_DEPLOYMENT") == name
     ]
     assert entry["DEPLOY_KIND"] == "crash" and entry["DEPLOY_INVOCATION"] == inv
-    assert entry["DEPLOY_CATEGORY"] == "cuda-illegal-memory-access"
+    assert entry["DEPLOY_CATEGORY"] == "cuda-illegal-access"
     assert "illegal memory access" in entry["DEPLOY_EVIDENCE"]
 
     hist = deploy(sbox, "history", name).stdout.splitlines()
@@ -249,7 +249,7 @@ def test_zombie_is_restarted_with_the_cause(sbox: Box) -> None:
     (inc,) = [i for i in incidents(sbox, name) if i["invocation_id"] == first]
     print(f"\nzombie: {inc['kind']}, {inc['category']}")
     assert inc["kind"] == "hung"
-    assert inc["category"] == "nccl-collective-timeout"  # the classifier's verdict on the journal
+    assert inc["category"] == "nccl-watchdog-timeout"  # the classifier's verdict on the journal
     assert any("Health check failed" in ln for ln in inc["last_lines"])
     assert deploy(sbox, "down", name).rc == 0
 
@@ -322,7 +322,7 @@ def test_hardware_xid_outranks_the_cuda_error(sbox: Box) -> None:
     (inc,) = incidents(sbox, name)
     print(f"\nxid: {inc['category']}: {inc['summary']}")
     assert inc["kind"] == "crash"
-    assert inc["category"] == "gpu-fallen-off-bus"
+    assert inc["category"] == "gpu-xid"
     assert "the GPU at PCI 0000:3b:00 reported Xid 79" in inc["summary"]  # no NVML in the box
     assert inc["also"] == []  # the illegal memory access was its echo
     assert [(x["xid"], x["pci"], x["kind"]) for x in inc["xids"]] == [

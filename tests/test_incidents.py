@@ -35,7 +35,7 @@ def _inc(kind: str = "crash", ended_us: int = 1_796_000_000_000_000, **kw: objec
         "recorded_us": 0,
         "uptime_before_s": 3725.4,
         "phase": "serving",
-        "category": "cuda-illegal-memory-access",
+        "category": "cuda-illegal-access",
         "summary": "a CUDA kernel hit ...",
         "evidence": ["2026-12-02 14:31:07  torch.AcceleratorError: CUDA error: ..."],
         "fix": "update SGLang",
@@ -185,7 +185,7 @@ def test_status_fields(tmp_path: Path) -> None:
     got = incidents.status_fields(tmp_path, "k", unit_dir=units, now=now)
     assert got["last_incident"] == {
         "kind": "crash",
-        "category": "cuda-illegal-memory-access",
+        "category": "cuda-illegal-access",
         "when": incidents.iso(int((now - 10) * 1e6)),
         "uptime_before_s": 3725.4,
         "evidence": "2026-12-02 14:31:07  torch.AcceleratorError: CUDA error: ...",
@@ -194,7 +194,7 @@ def test_status_fields(tmp_path: Path) -> None:
     assert got["incidents_24h"] == 1
     assert got["liveness"] == {"enabled": True, "failures_in_a_row": 2, "last_probe": probe}
     text = "\n".join(incidents.status_lines(got))
-    assert "incident: crash (cuda-illegal-memory-access)" in text and "after 1h02m up" in text
+    assert "incident: crash (cuda-illegal-access)" in text and "after 1h02m up" in text
     assert "liveness: on, 2 failure(s) in a row, last probe" in text
     assert incidents.status_fields(None, "k")["last_incident"] is None
 
@@ -202,11 +202,7 @@ def test_status_fields(tmp_path: Path) -> None:
 def test_history_line_and_order() -> None:
     inc = _inc(action="systemd restarts it in 30 s (Restart=on-failure)")
     line = incidents.history_line(inc)
-    assert (
-        line.startswith("   !  ")
-        and "incident crash" in line
-        and "cuda-illegal-memory-access" in line
-    )
+    assert line.startswith("   !  ") and "incident crash" in line and "cuda-illegal-access" in line
     assert incidents.history_sort_key("2026-11-29T14:00:00+00:00") < incidents.history_sort_key(
         inc.when
     )

@@ -72,7 +72,7 @@ def test_illegal_access_names_the_speculative_step() -> None:
 
 def test_collective_timeout_outranks_generic_nccl_error() -> None:
     d = classify_text((HERE / "nccl_watchdog_timeout.log").read_text())
-    assert d.category == "nccl-collective-timeout"
+    assert d.category == "nccl-watchdog-timeout"
     assert d.detail["op"] == "ALLREDUCE" and d.detail["rank"] == "3"
     assert "nccl-error" not in d.also
 
@@ -106,7 +106,7 @@ def test_application_xid_does_not_outrank_the_software_error(code: int) -> None:
         _entry(100, CUDA),
         _entry(100, f"NVRM: Xid (PCI:0000:3b:00): {code}, pid=7, name=python3, Ch 00000008"),
     ]
-    assert classify(entries).category == "cuda-illegal-memory-access"
+    assert classify(entries).category == "cuda-illegal-access"
 
 
 def test_xid_parse_and_gpu_naming(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

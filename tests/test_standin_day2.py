@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import sglang
 from orchestrator.diagnose import classify_text
 from tests.test_standin import Proc, free_port, get
 
-READY = "The server is fired up and ready to roll!"
+READY = sglang.release().message("ms-ready").format()  # SGLang's ready line
 FAST = {"STANDIN_READY_DELAY_S": "0.5"}
 
 
@@ -33,10 +34,10 @@ def _wait_ready(p: Proc, port: int, deadline_s: float = 60.0) -> None:
 @pytest.mark.parametrize(
     ("kind", "category"),
     [
-        ("illegal-memory", "cuda-illegal-memory-access"),
+        ("illegal-memory", "cuda-illegal-access"),
         ("device-assert", "cuda-device-assert"),
-        ("kv-oom", "kv-cache-exhausted"),
-        ("nccl-timeout", "nccl-collective-timeout"),
+        ("kv-oom", "kv-cache-oom-runtime"),
+        ("nccl-timeout", "nccl-watchdog-timeout"),
         ("sglang-watchdog", "sglang-watchdog-timeout"),
         ("detokenizer", "tokenizer-manager-died"),
         ("scheduler-exception", "scheduler-exception"),
@@ -107,6 +108,6 @@ def test_zombie_health_fails_after_timeout(tmp_path: Path) -> None:
         assert get(port, "/v1/models")[0] == 200  # the HTTP server itself is up
         err = p.stderr()
         assert "Health check failed. Server couldn't get a response from detokenizer" in err
-        assert classify_text(err).category == "nccl-collective-timeout"
+        assert classify_text(err).category == "nccl-watchdog-timeout"
     finally:
         p.stop()

@@ -196,7 +196,7 @@ def seq(*parts: list[str]) -> list[str]:
 
 case(
     "illegal_memory_draft",
-    "cuda-illegal-memory-access",
+    "cuda-illegal-access",
     seq(
         started(),
         scheduler_dies(
@@ -213,7 +213,7 @@ case(
 )
 case(
     "illegal_memory_verify",
-    "cuda-illegal-memory-access",
+    "cuda-illegal-access",
     seq(
         started(),
         scheduler_dies(
@@ -248,7 +248,7 @@ case(
 )
 case(
     "nccl_watchdog_timeout",
-    "nccl-collective-timeout",
+    "nccl-watchdog-timeout",
     seq(
         started(),
         nccl_abort("14:41:02", 3),
@@ -281,7 +281,7 @@ case(
 )
 case(
     "kv_cache_decode_oom",
-    "kv-cache-exhausted",
+    "kv-cache-oom-runtime",
     seq(
         started(),
         [
@@ -453,7 +453,7 @@ case(
 )
 case(
     "xid79_then_cuda_error",
-    "gpu-fallen-off-bus",
+    "gpu-xid",
     seq(
         started(),
         [
@@ -479,7 +479,7 @@ case(
 )
 case(
     "xid94_ecc",
-    "gpu-memory-ecc",
+    "gpu-xid",
     seq(
         started(),
         scheduler_dies(
@@ -500,8 +500,25 @@ case(
     ),
 )
 case(
+    "cuda_ecc_no_kernel",
+    "gpu-ecc-uncorrectable",
+    seq(
+        started(),
+        scheduler_dies(
+            "14:43:20",
+            5,
+            [*LOOP, *RUN_BATCH, *VERIFY],
+            [
+                "torch.AcceleratorError: CUDA error: uncorrectable ECC error encountered",
+                *CUDA_NOTES,
+            ],
+        ),
+        killed_tail("14:43:20"),
+    ),
+)
+case(
     "xid119_gsp",
-    "gpu-gsp-error",
+    "gpu-xid",
     seq(
         started(),
         [
@@ -515,7 +532,7 @@ case(
 )
 case(
     "xid31_with_illegal_access",
-    "cuda-illegal-memory-access",
+    "cuda-illegal-access",
     seq(
         started(),
         scheduler_dies(
@@ -537,7 +554,7 @@ case(
 )
 case(
     "xid31_only",
-    "gpu-xid-application",
+    "gpu-xid",
     seq(
         started(),
         [

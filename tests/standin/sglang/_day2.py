@@ -1,6 +1,6 @@
 """Day-2 failure modes of the stand-in: what happens to SGLang 0.5.23 AFTER it was ready.
 
-Environment (all optional; N counts from "The server is fired up and ready to roll!"):
+Environment (all optional; N counts from SGLang's ready line):
   STANDIN_CRASH_AFTER_S=N   serve N s, then die the way SGLang does with the traceback of
   STANDIN_CRASH=KIND        illegal-memory (default: CUDA illegal memory access while drafting),
                             device-assert, kv-oom, nccl-timeout, sglang-watchdog,
@@ -224,7 +224,7 @@ def crash(sim: Any, kind: str) -> None:
     """Print what SGLang prints for this run-time failure, then take the tree down (SIGKILL)."""
     import sys
 
-    from sglang._runtime import _write, kill_tree_and_die, log
+    from sglang._runtime import _say, _write, kill_tree_and_die, log
 
     rank = sim.fail_rank
     prefix = sim.prefixes()[rank] if sim.pp == 1 else sim.prefixes()[0]
@@ -269,7 +269,7 @@ def crash(sim: Any, kind: str) -> None:
                 "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
                 + _CUDA_NOTES,
             )
-        log(f"Scheduler hit an exception: {tb}", prefix)
+        log(_say("scheduler-exception", traceback=tb), prefix)
     log(SIGQUIT)
     kill_tree_and_die(include_parent=True)
 
