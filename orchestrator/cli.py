@@ -375,6 +375,9 @@ def _status_text(r: dict) -> str:
     rel = r.get("release")
     if rel:
         lines.append(f"  release:  {rel['number']} ({rel['outcome']}, {rel['created']})")
+    from orchestrator.incidents import status_lines
+
+    lines += status_lines(r)
     intr = r.get("interrupted")
     if intr:
         lines.append(
@@ -429,9 +432,11 @@ def down_cmd(
 def history_cmd(
     profile: ProfileArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False
 ) -> None:
-    """The releases of a deployment: number, time, outcome, diagnosis."""
+    """The releases of a deployment (number, time, outcome, diagnosis), and its incidents in
+    between (`!`: a stop nobody asked for, or a hang the liveness watcher restarted)."""
     from dataclasses import asdict
 
+    from orchestrator import incidents
     from orchestrator.releases import Store
 
     try:
@@ -440,18 +445,21 @@ def history_cmd(
         _fail(e)
     store = Store(_state_root(state_dir), name)
     rels = store.releases()
+    incs = incidents.load(_state_root(state_dir), name)
     if as_json:
         _out(
             {
                 "profile": name,
                 "releases": [{k: v for k, v in asdict(r).items() if k != "units"} for r in rels],
+                "incidents": [i.to_json() for i in incs],
                 "interrupted": store.interrupted(),
             }
         )
         return
-    if not rels:
+    if not rels and not incs:
         typer.echo(f"{name}: no releases in {store.dir}")
         return
+    timeline = [(incidents.history_sort_key(i.when), incidents.history_line(i)) for i in incs]
     for r in rels:
         extra = f" diagnosis={r.diagnosis}" if r.diagnosis else ""
         note = (
@@ -459,7 +467,10 @@ def history_cmd(
             if r.note
             else (f"  ({r.source})" if r.source.startswith("rollback") else "")
         )
-        typer.echo(f"{r.number:4d}  {r.created}  {r.outcome:<11} {r.digest}{extra}{note}")
+        line = f"{r.number:4d}  {r.created}  {r.outcome:<11} {r.digest}{extra}{note}"
+        timeline.append((incidents.history_sort_key(r.created), line))
+    for _, line in sorted(timeline, key=lambda t: t[0]):
+        typer.echo(line)
 
 
 @app.command("rollback")

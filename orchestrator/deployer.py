@@ -102,8 +102,11 @@ def diagnose_start(
     _sync_journal()
 
     def settled(entries: journal.JournalLines) -> bool:
-        # PID 1's own line about the exit can trail the process's last output by a moment.
-        return timed_out or any("Failed with result" in s for s in entries.search)
+        # PID 1's own lines about the exit can trail the process's last output by a moment
+        # ("Failed with result" comes only after the ExecStopPost incident hook).
+        return timed_out or any(
+            "Failed with result" in s or "Main process exited" in s for s in entries.search
+        )
 
     entries = (
         journal.read(unit, user=user, invocation=invocation)
@@ -243,14 +246,14 @@ async def up(
     on_progress: Callable[[Any], None] | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
-    from orchestrator import render
+    from orchestrator import liveness, render
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd, install_units
 
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
     warnings = _preflight(spec, gpus) if preflight else []
-    files = render.render(spec, user_mode=user)
+    files = render.render(spec, user_mode=user, state_root=state_root)
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
     _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
@@ -288,6 +291,9 @@ async def up(
                 store.step("install")
                 res.changed = install_units(files, unit_dir)
                 res.actions += [f"installed {n}" for n in res.changed]
+                retired = await liveness.retire(sd, spec, list(files), unit_dir)
+                res.changed += retired
+                res.actions += [f"stopped and removed {n} (liveness = false)" for n in retired]
                 if res.changed or interrupted:
                     await sd.reload()
                     res.actions.append("daemon-reload")
@@ -350,6 +356,9 @@ async def _after_failure(
     on_progress: Callable[[Any], None] | None,
 ) -> None:
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
+    from orchestrator.incidents import settle
+
+    await settle(sd, spec.unit_name)  # let the stop hook record the crash before our job
     prev = store.last_healthy(exclude_digest=rel.digest) if rollback else None
     if prev is None:
         stop = await sd.stop(spec.unit_name)
@@ -435,7 +444,18 @@ def _check_writable(directory: Path, option: str) -> None:
 
 
 def _spec_json(spec: Spec) -> dict[str, Any]:
-    return json.loads(json.dumps(asdict(spec), default=dict))
+    # spec.sglang holds the SGLang release itself (its regexes and frames): asdict() would
+    # descend into it and json could not write it. Record which release, as validate shows it.
+    from dataclasses import fields, is_dataclass
+
+    data: dict[str, Any] = {}
+    for f in fields(spec):
+        if f.name != "sglang":
+            v = getattr(spec, f.name)
+            data[f.name] = asdict(v) if is_dataclass(v) and not isinstance(v, type) else v
+    out: dict[str, Any] = json.loads(json.dumps(data, default=dict))
+    out["sglang"] = spec.sglang.to_json()
+    return out
 
 
 def _read(path: Path) -> str | None:
@@ -561,6 +581,7 @@ def _server_facts(info: Any) -> dict[str, Any]:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> list[dict[str, Any]]:
+    from orchestrator import incidents
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
@@ -595,6 +616,7 @@ async def status(
                 },
                 "server": _server_facts(info) if icode == 200 else {},
                 **_state_facts(state_root, d.name),
+                **incidents.status_fields(state_root, d.name, unit_dir=unit_dir),
             }
 
         return list(await asyncio.gather(*(one(d) for d in deps)))

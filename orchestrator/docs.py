@@ -50,12 +50,18 @@ def preflight_markdown() -> str:
 
 
 def golden_units() -> dict[Path, str]:
-    """units/<profile>/<unit file> for every built-in profile."""
+    """units/<profile>/<unit file> for every built-in profile, as a system-wide install of
+    deploy renders them (`up` pins the interpreter and code that runs it)."""
     from orchestrator import profiles, render
+    from orchestrator.liveness import CANONICAL
+    from orchestrator.releases import DEFAULT_STATE_DIR
 
     out: dict[Path, str] = {}
     for b in profiles.builtins():
-        for name, text in render.render(profiles.load(b.name)).items():
+        spec = profiles.load(b.name)
+        for name, text in render.render(
+            spec, state_root=DEFAULT_STATE_DIR, runner=CANONICAL
+        ).items():
             out[Path("units") / b.name / name] = text
     return out
 

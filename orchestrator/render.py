@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from orchestrator.errors import UnsafeValueError
 from orchestrator.hardware import KINDS
+from orchestrator.liveness import Runner, render_context
 from orchestrator.rules.models import HUB_ID
 from orchestrator.spec import EnvRef, Spec
 
@@ -116,10 +117,26 @@ def _state_directory(working_directory: str) -> str | None:
     return rel
 
 
-def render(spec: Spec, *, user_mode: bool = False) -> dict[str, str]:
+def render(
+    spec: Spec,
+    *,
+    user_mode: bool = False,
+    state_root: Path | None = None,
+    runner: Runner | None = None,
+) -> dict[str, str]:
     """unit file name -> content, for every unit this spec needs. `user_mode`: for a user
-    manager (systemctl --user), which runs units as the calling user: no User=, no sandbox."""
+    manager (systemctl --user), which runs units as the calling user: no User=, no sandbox.
+    `state_root` (default: releases.state_dir()) is where the incident hook and the liveness
+    watcher keep their records; `runner` how those units run deploy (default: as now)."""
+    from orchestrator.releases import state_dir
+
     env = _env()
+    day2 = render_context(
+        spec,
+        user_mode=user_mode,
+        state_root=state_root or state_dir(),
+        runner=runner or Runner.current(),
+    )
     files = {
         spec.unit_name: env.get_template("sglang.service.j2").render(
             spec=spec,
@@ -128,8 +145,13 @@ def render(spec: Spec, *, user_mode: bool = False) -> dict[str, str]:
             gpu=KINDS.get(spec.hardware.gpu or ""),
             state_directory=_state_directory(spec.unit.working_directory),
             user_mode=user_mode,
+            **day2,
         )
     }
+    if day2["watcher"]:
+        files[day2["watcher"]] = env.get_template("sglang-liveness.service.j2").render(
+            spec=spec, user_mode=user_mode, **day2
+        )
     if spec.unit.check_models:
         checks = local_checkpoints(spec)
         lines = [["/bin/sh", "-c", CHECK_SCRIPT, "deploy-check", role, p] for role, p in checks]

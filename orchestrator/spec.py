@@ -44,6 +44,14 @@ class HealthConfig:
     port: int = 30000
     path: str = "/health"
     startup_timeout_s: int = 1800
+    # After `up`: deploy's liveness watcher (orchestrator/liveness.py). Once the server has
+    # answered /health in an invocation, probe it every interval; `liveness_failures` in a
+    # row -> incident "hung" and a restart, at most `liveness_restarts_per_hour`, then stop.
+    liveness: bool = True
+    liveness_interval_s: int = 30
+    liveness_failures: int = 3
+    liveness_timeout_s: int = 20
+    liveness_restarts_per_hour: int = 3
 
     @property
     def base_url(self) -> str:

@@ -29,6 +29,7 @@ SD_PATH = "/org/freedesktop/systemd1"
 MANAGER = "org.freedesktop.systemd1.Manager"
 UNIT = "org.freedesktop.systemd1.Unit"
 SERVICE = "org.freedesktop.systemd1.Service"
+JOB = "org.freedesktop.systemd1.Job"
 PROPS = "org.freedesktop.DBus.Properties"
 DBUS_NAME = "org.freedesktop.DBus"
 DBUS_PATH = "/org/freedesktop/DBus"
@@ -444,6 +445,27 @@ class Systemd:
             raise unit_props
         svc = {} if isinstance(svc_props, BaseException) else svc_props[0]
         return _state_from(unit, unit_props[0], svc)
+
+    async def properties(self, unit: str, interface: str = SERVICE) -> dict[str, Any]:
+        """Every property of one interface of `unit` (Service by default), as plain values."""
+        (props,) = await self._call(
+            "GetAll", "s", [interface], path=unit_object_path(unit), interface=PROPS
+        )
+        return {k: v.value for k, v in props.items()}
+
+    async def pending_job(self, unit: str) -> str | None:
+        """The type of the job queued or running on `unit` ("stop", "restart", "start", ...),
+        or None. A stop that systemd runs for such a job was asked for; one without was not."""
+        job_id, job_path = (await self.properties(unit, UNIT))["Job"]
+        if not job_id or job_path == "/":
+            return None
+        try:
+            (kind,) = await self._call(
+                "Get", "ss", [JOB, "JobType"], path=job_path, interface=PROPS
+            )
+        except SystemdError:  # the job finished in between
+            return None
+        return str(kind.value)
 
     def watch(self, unit: str) -> _Watch:
         """`async with sd.watch(u) as states: async for st in states: ...`

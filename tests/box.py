@@ -135,6 +135,9 @@ class Box:
             "--volatile=overlay",
             "--register=no",
             "--keep-unit",
+            # Its own loopback: boxes of concurrent test runs on one host (and the host's own
+            # services booted inside, e.g. a postgresql on 127.0.0.1:5432) never fight over ports.
+            "--private-network",
             "-b",
             "-q",
             f"--bind={self.project_root}",

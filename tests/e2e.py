@@ -58,6 +58,7 @@ def profile(
     timeout_s: int = 60,
     name_override: str | None = None,
     unit_extra: dict[str, Any] | None = None,
+    health: dict[str, Any] | None = None,
     **extra: Any,
 ) -> str:
     """Write a profile that extends the built-in kimi-k26-eagle3 and runs the stand-in."""
@@ -76,7 +77,7 @@ def profile(
             "environment": {"HF_HUB_OFFLINE": "1", **(env or {})},
             **(unit_extra or {}),
         },
-        "health": {"startup_timeout_s": timeout_s},
+        "health": {"startup_timeout_s": timeout_s, **(health or {})},
         **extra,
     }
     if unset:

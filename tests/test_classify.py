@@ -64,9 +64,11 @@ def test_fixture_category(name: str) -> None:
 
 
 def test_every_category_has_a_fixture() -> None:
-    """Each category is tested on a log: a fixture built here, or a real one (tests/logs/real)."""
+    """Each category is tested on a log: a fixture built here, a real one (tests/logs/real), or
+    a run-time one (tests/logs/runtime, see test_runtime_rules.py)."""
     real = {e["category"] for e in json.loads((LOGS / "real" / "index.json").read_text())}
-    have = set(EXPECTED.values()) | real
+    runtime = json.loads((LOGS / "runtime" / "expected.json").read_text())
+    have = set(EXPECTED.values()) | real | set(runtime.values())
     for r in R.RULES:
         assert r.id in have, f"no fixture and no real log for {r.id}"
     assert "unknown" in have

@@ -130,7 +130,7 @@ def test_systemd_analyze_verify(analyzable: Path, builtin: str) -> None:
 def test_diff_against_installed(tmp_path: Path) -> None:
     spec = profiles.load("kimi-k26-eagle3")
     files = render.render(spec)
-    assert render.diff(files, tmp_path).count("+++ ") == 2
+    assert render.diff(files, tmp_path).count("+++ ") == len(files) == 3  # server, check, liveness
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert render.diff(files, tmp_path) == ""

@@ -202,6 +202,11 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "port": _int(1, 65535),
         "path": _path_str,
         "startup_timeout_s": _int(10, 86400),
+        "liveness": _bool,
+        "liveness_interval_s": _int(1, 86400),
+        "liveness_failures": _int(1, 100),
+        "liveness_timeout_s": _int(1, 3600),
+        "liveness_restarts_per_hour": _int(0, 100),
     },
     "model": {
         "architecture": _str,

@@ -1556,6 +1556,9 @@ RULES: tuple[Rule, ...] = (
         examples=("sglang-kimi.service: start operation timed out. Terminating.",),
     ),
 )
+from orchestrator.rules.runtime import build as _runtime_rules  # noqa: E402
+
+RULES += _runtime_rules()  # causes while serving, GPU Xids (lowest priority on a tie)
 
 # Consequences of an earlier failure: matched so that they are never taken for the cause.
 ECHOES: tuple[Pat, ...] = (

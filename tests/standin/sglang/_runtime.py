@@ -17,6 +17,8 @@ Environment (all optional):
   STANDIN_MODEL_ARCH    model class in "Load weight end." (DeepseekV3ForCausalLM)
   STANDIN_GPU_TOTAL_GB  per-GPU capacity (139.81); STANDIN_WEIGHTS_GB per-rank weights (62.4)
   STANDIN_SGLANG_PREFIX site-packages shown in tracebacks (interpreter's purelib)
+  STANDIN_CRASH_AFTER_S, STANDIN_CRASH, STANDIN_HANG_AFTER_S, STANDIN_HANG_HEALTH,
+  STANDIN_ZOMBIE_AFTER_S: failures after "ready" (see _day2.py)
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 
 from sglang import __version__
 from sglang._args import parse, resolved_dict, resolved_spec, speculative_verdict
+from sglang._day2 import Day2
 from sglang._perf import Model, enabled, max_draft_tokens
 from sglang._release import RELEASE
 from sglang._texts import (
@@ -127,6 +130,7 @@ class Sim:
             self.accept_len = round(self.perf.accept_length(self.steps, self.topk, self.draft), 4)
         self.max_draft = max_draft_tokens()
         self.inflight = 0  # generation requests being answered now (the model's batch)
+        self.day2 = Day2(self)  # failures after ready: crash, hang, zombie (see _day2.py)
 
     def token_gap_s(self) -> float:
         """Seconds to the next token of a request: the model's speed at the current batch."""
@@ -325,6 +329,7 @@ class Sim:
     def _on_term(self, signum, frame) -> None:
         uvicorn_log("Shutting down")
         self.status = "shutdown"
+        self.day2.stop.set()
         threading.Thread(target=self.httpd.shutdown, daemon=True).start()
 
     def warmup(self) -> None:
@@ -353,6 +358,7 @@ class Sim:
             kill_tree_and_die(include_parent=True)
             return
         log(_say("ms-ready"))
+        self.day2.start()
 
     # ---- payloads ----------------------------------------------------------------
     def model_info(self) -> dict[str, Any]:
@@ -464,6 +470,9 @@ def make_handler(sim: Sim):
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0]
             if path in ("/health", "/health_generate"):
+                code = sim.day2.health()
+                if code is not None:
+                    return self._send(code, b"", "")
                 return self._send(200 if sim.status == "up" else 503, b"", "")
             if path in ("/ready", "/ping"):
                 return self._send(200 if sim.status == "up" else 503, b"", "")

@@ -1,0 +1,517 @@
+"""Run-time causes: why a server that was serving stopped (or stopped answering).
+
+The start-up rules in `orchestrator.rules.classify` name why a start failed; these name what
+kills (or wedges) SGLang 0.5.23 after its ready line, read off its source and from field
+reports (tests/logs/real keeps such logs):
+
+- a CUDA kernel faults while decoding, drafting or verifying (EAGLE tree decoding: sglang
+  #24402, #6309, #9481, #8336): `torch.AcceleratorError: CUDA error: an illegal memory access
+  was encountered` in the scheduler's traceback (managers/scheduler.py `run_scheduler_process`
+  -> `event_loop_*` -> `run_batch` -> speculative/eagle_worker_v2.py), or a device-side
+  assertion (`...IndexKernel.cu:92: ... Assertion ... failed.`);
+- torch's NCCL watchdog aborts a rank whose collective timed out (`Watchdog caught collective
+  operation timeout: WorkNCCL(...)`, `terminate called after throwing an instance of
+  'c10::DistBackendError'`, SIGABRT); sglang #3783, #1693, #18421;
+- SGLang's own scheduler watchdog (utils/watchdog.py: "Scheduler watchdog timeout
+  (self.watchdog_timeout=300, self.soft=False)", then SIGQUIT to the parent);
+- the KV cache runs out of slots at run time (mem_cache/allocation.py: "Decode out of memory.
+  Try to lower your batch size.", "Prefill out of memory. ...", "alloc_req_slots runs out of
+  memory. ...");
+- the tokenizer or detokenizer manager dies ("DetokenizerManager hit an exception: ...",
+  utils/watchdog.py's SubprocessWatchdog: "Subprocess detokenizer (pid=N) crashed with exit
+  code X. Triggering SIGQUIT for cleanup...");
+- any other exception in the scheduler loop while serving (the scheduler's exception wrapper
+  around a traceback through `event_loop_normal` / `run_batch` / ...);
+- a zombie: the HTTP server answers but the scheduler is gone or stuck (sglang #18421,
+  #21486, #3099; entrypoints/http_server.py: "Health check failed. Server couldn't get a
+  response from detokenizer for last 20 seconds.").
+
+GPU hardware: the kernel's `NVRM: Xid` lines (see `orchestrator.xid_codes`). `orchestrator.xid`
+adds the kernel lines of the failure's time window to the journal the classifier reads; a
+hardware Xid `explains` the software errors it causes, so it outranks them whatever their
+order. An application Xid (13, 31, 43) is the driver's view of a software fault: a hint only.
+
+`RUNTIME_RULES` (`build()`) is appended to `classify.RULES` (lowest priority on a same-second tie: a more
+specific start-up rule such as cuda-oom wins the same line).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from orchestrator import xid_codes
+
+if TYPE_CHECKING:
+    from orchestrator.rules.classify import Pat, Rule
+
+_EXC = r"^\s*(?:[\w.]+\.)?"
+# An exception line: "torch.AcceleratorError: ...", "RuntimeError: ...", "KeyError: 'x'".
+_ANY_EXC = _EXC + r"(?P<exc>\w*(?:Error|Exception|Exit)): (?P<msg>.*)$"
+_CUDA_FAULT = (
+    r"an illegal memory access was encountered|misaligned address|"
+    r"an illegal instruction was encountered|unspecified launch failure"
+)
+# Frames of the EAGLE draft step and of the target's verify step (speculative/eagle_*.py).
+_DRAFT_STEP = r"in draft_forward\b|in draft\b|in _draft_extend|draft_worker|in forward_draft_extend"
+_VERIFY_STEP = r"in verify\b|in run_eagle_verify\b|is_verify=True"
+# The scheduler's serving loop (managers/scheduler.py), i.e. after the server was ready.
+_SERVING_LOOP = (
+    r"in event_loop_(?:normal|overlap|pp)\b|in run_batch\b|in process_batch_result\b|"
+    r"in run_event_loop\b|scheduler_components/batch_result_processor\.py"
+)
+_CUDA_FAULT_LINE = (
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?CUDA error\b[^']*?'?(?P<msg>"
+    + _CUDA_FAULT
+    + ")"
+)
+_PCI = r"(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?"
+
+
+_XID_SUMMARY = "the GPU at PCI {pci} reported Xid {code}, {xname}: {meaning}"
+
+
+def _xid_patterns() -> tuple[Pat, ...]:
+    """One pattern per known Xid code, carrying its meaning and action. A hardware code is a
+    cause (and explains its software echoes); an application code (13, 31, 43) is a hint: the
+    driver's view of a software fault, named only when the software error itself is not."""
+    from orchestrator.rules.classify import CAUSE, HINT, pat
+
+    out = []
+    for code in xid_codes.codes_of("gpu-xid"):
+        x = xid_codes.XIDS[code]
+        out.append(
+            pat(
+                rf"NVRM: Xid \(PCI:{_PCI}\): (?P<code>{code}),(?P<msg>.*)",
+                "NVRM: Xid",
+                role=CAUSE if x.kind == "hardware" else HINT,
+                # a hint's summary would read "(inferred)": an Xid line is not inferred
+                summary=None if x.kind == "hardware" else _XID_SUMMARY,
+                xname=x.name,
+                meaning=x.meaning,
+                action=x.action,
+            )
+        )
+    # Newer drivers report a GPU that fell off the bus without an Xid token, over three lines
+    # ("NVRM: The NVIDIA GPU 0000:b3:00.0" / "... installed in this system has" / this one).
+    x79 = xid_codes.XIDS[79]
+    out.append(
+        pat(
+            r"NVRM: fallen off the bus and is not responding to commands",
+            "NVRM: fallen off the bus",
+            summary="a GPU fell off the bus (the condition Xid 79 reports): {meaning}",
+            xname=x79.name,
+            meaning=x79.meaning,
+            action=x79.action,
+            code="79",
+        )
+    )
+    return tuple(out)
+
+
+_SOFTWARE_ECHOES = (
+    "cuda-illegal-access",
+    "cuda-device-assert",
+    "gpu-ecc-uncorrectable",
+    "nccl-error",
+    "nccl-watchdog-timeout",
+    "sglang-watchdog-timeout",
+    "scheduler-exception",
+    "scheduler-crashed",
+    "scheduler-unresponsive",
+)
+_XID_DOC = (
+    " The line is the kernel's (`journalctl -k`); deploy reads the kernel log of the failure's "
+    "time window with the unit's journal. A hardware Xid outranks the software errors it causes "
+    "(CUDA errors, NCCL timeouts on the other ranks); the GPU is named by its index where NVML "
+    "(or /proc/driver/nvidia) maps the PCI bus id."
+)
+_XID_DEFAULTS = {"pci": "?", "code": "?", "xname": "a GPU fault", "meaning": "?", "action": "?"}
+
+_BUILT: tuple[Rule, ...] | None = None
+
+
+def build() -> tuple[Rule, ...]:
+    """The run-time rules, built once on first use, so that this module and `classify` (which
+    appends them to its RULES at its end) can be imported in either order: importing
+    `classify` from here calls back into build(), which then finds them built."""
+    global _BUILT
+    if _BUILT is None:
+        from orchestrator.rules import classify  # noqa: F401  (may build them, re-entrantly)
+
+        if _BUILT is None:
+            _BUILT = _make()
+    return _BUILT
+
+
+def _make() -> tuple[Rule, ...]:
+    from orchestrator.rules.classify import CAUSE, FALLBACK, HINT, Rule, pat
+
+    rules: tuple[Rule, ...] = (
+        Rule(
+            id="gpu-xid",
+            title="the GPU driver reported an Xid (a GPU fault)",
+            summary=_XID_SUMMARY,
+            fix="{action}",
+            doc=(
+                "The NVIDIA driver's `NVRM: Xid (PCI:…): <code>, …` kernel line. Hardware codes "
+                "(79 fallen off the bus; 48, 63, 64, 94, 95 ECC; 119, 120 GSP firmware) are the "
+                "cause: every process on that GPU fails (CUDA errors on its rank, NCCL timeouts on "
+                "the others), and those software errors are its echo. Application codes (31 page "
+                "fault, 13 SM exception, 43 stopped channel) are the driver's view of a software "
+                "fault: they back up the CUDA error the process printed and are named only when "
+                "it is not there. Newer drivers print a fallen-off GPU without the Xid token."
+                + _XID_DOC
+            ),
+            patterns=_xid_patterns(),
+            defaults=_XID_DEFAULTS,
+            explains=_SOFTWARE_ECHOES,
+            examples=(
+                "NVRM: Xid (PCI:0000:3b:00): 79, pid=48305, name=sglang::schedul, GPU has fallen off the bus.",
+                "NVRM: Xid (PCI:0000:9b:00): 94, pid=48307, name=sglang::schedul, Contained ECC error.",
+                "NVRM: Xid (PCI:0000:bb:00): 119, pid=48309, name=sglang::schedul, Timeout after 6s of waiting for RPC response from GPU5 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20801702 0x4).",
+            ),
+        ),
+        Rule(
+            id="gpu-ecc-uncorrectable",
+            title="CUDA reported an uncorrectable GPU memory (ECC) error",
+            summary="CUDA reported an uncorrectable ECC error in GPU memory: the GPU's memory is failing (hardware, not the software)",
+            fix=(
+                "find the GPU in the kernel log (`journalctl -k | grep Xid`: 48, 63, 64, 94 or 95 "
+                "name it) and in `nvidia-smi -q -d ECC,ROW_REMAPPER`; reset that GPU "
+                "(`nvidia-smi -r -i <index>`) or reboot so the bad row is remapped; if it comes "
+                "back, take the GPU out of service"
+            ),
+            doc=(
+                "`CUDA error: uncorrectable ECC error encountered` (cudaErrorECCUncorrectable) in "
+                "the process: the software's side of an ECC Xid, when the kernel log is not at hand. "
+                "With the kernel's Xid line in the window, gpu-xid names the GPU instead."
+            ),
+            patterns=(
+                pat(
+                    r"CUDA error\b.*?(?P<msg>uncorrectable ECC error encountered)",
+                    "uncorrectable ECC error",
+                ),
+            ),
+            examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
+        ),
+        Rule(
+            id="cuda-illegal-access",
+            title="a CUDA kernel faulted while serving (illegal memory access)",
+            summary="a CUDA kernel hit '{msg}' while {step}: the scheduler died and SGLang took the server down",
+            fix=(
+                "a kernel read or wrote out of bounds. With EAGLE-3 this is most often a speculative "
+                "tree-decoding bug (sglang #24402, #6309, #9481): update SGLang, or shrink the tree "
+                "(--speculative-eagle-topk 1, fewer --speculative-num-draft-tokens); to find the "
+                "kernel, reproduce with Environment=CUDA_LAUNCH_BLOCKING=1. If the kernel log shows "
+                "a hardware Xid on that GPU, deploy reports that instead"
+            ),
+            doc=(
+                "`torch.AcceleratorError` (or `RuntimeError`): `CUDA error: an illegal memory access "
+                "was encountered` (also misaligned address, illegal instruction, unspecified launch "
+                "failure) in a scheduler's traceback while serving. CUDA reports kernel faults "
+                "asynchronously, so the frame is where the error surfaced, often a later sync; the "
+                "draft (`eagle_worker_v2.py draft_forward`) or verify (`run_eagle_verify`) frames "
+                "say which speculative step was running. The driver logs Xid 31/13 for it."
+            ),
+            patterns=(
+                pat(
+                    _CUDA_FAULT_LINE,
+                    (
+                        "illegal memory access",
+                        "misaligned address",
+                        "illegal instruction",
+                        "launch failure",
+                    ),
+                    context=_DRAFT_STEP,
+                    step="drafting (EAGLE-3 draft model)",
+                ),
+                pat(
+                    _CUDA_FAULT_LINE,
+                    (
+                        "illegal memory access",
+                        "misaligned address",
+                        "illegal instruction",
+                        "launch failure",
+                    ),
+                    context=_VERIFY_STEP,
+                    step="verifying draft tokens (EAGLE-3 target verify)",
+                ),
+                pat(
+                    _CUDA_FAULT_LINE,
+                    (
+                        "illegal memory access",
+                        "misaligned address",
+                        "illegal instruction",
+                        "launch failure",
+                    ),
+                ),
+            ),
+            defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
+            examples=(
+                "torch.AcceleratorError: CUDA error: an illegal memory access was encountered   (under eagle_worker_v2.py, in draft_forward)",
+            ),
+        ),
+        Rule(
+            id="cuda-device-assert",
+            title="a device-side assertion failed in a CUDA kernel",
+            summary="a device-side assertion failed in a CUDA kernel: {msg}",
+            fix=(
+                "an index (a token id, a KV slot, a tree position) was out of range inside a kernel: "
+                "often a drafter whose vocabulary does not match the target, or a speculative "
+                "decoding bug; check --speculative-draft-model-path (same tokenizer/vocabulary) and "
+                "update SGLang; reproduce with Environment=CUDA_LAUNCH_BLOCKING=1 for the kernel"
+            ),
+            doc=(
+                "A kernel assertion (`…/IndexKernel.cu:92: operator(): block: […], thread: […] "
+                'Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` '
+                "failed.`), then `CUDA error: device-side assert triggered` in the scheduler's "
+                "traceback. The assertion line says what went out of range."
+            ),
+            patterns=(
+                pat(
+                    r"(?P<file>[\w/.\\-]+\.cu):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
+                    "Assertion `",
+                ),
+                pat(
+                    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?CUDA error: (?P<msg>device-side assert triggered)",
+                    "device-side assert triggered",
+                ),
+            ),
+            defaults={"msg": "?"},
+            examples=(
+                '/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:94: operator(): block: [1305,0,0], thread: [82,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.',
+                "torch.AcceleratorError: CUDA error: device-side assert triggered",
+            ),
+        ),
+        Rule(
+            id="nccl-watchdog-timeout",
+            title="an NCCL collective timed out (torch's NCCL watchdog)",
+            summary=(
+                "an NCCL {op} on rank {rank} waited {ran_ms} ms (timeout {timeout_ms} ms): one rank "
+                "stopped taking part (stuck, dead, or its GPU or NVLink failed) and the others timed "
+                "out waiting for it"
+            ),
+            fix=(
+                "find the rank that stopped first: the earliest error of another rank, or a GPU Xid "
+                "in `journalctl -k`; check NVLink and the fabric manager (`nvidia-smi nvlink -s`, "
+                "`systemctl status nvidia-fabricmanager`); a rank stuck in a collective (sglang "
+                "#3099) leaves the others waiting: restart the service; Environment=NCCL_DEBUG=INFO "
+                "shows the collective"
+            ),
+            doc=(
+                "torch's ProcessGroupNCCL watchdog: \"[Rank N] Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=…, OpType=ALLREDUCE, …, Timeout(ms)=600000) ran for 600085 "
+                'milliseconds before timing out.", then `terminate called after throwing an '
+                "instance of 'c10::DistBackendError'` and SIGABRT (exit 134) of that scheduler. "
+                "SGLang 0.5.23's SubprocessWatchdog then takes the server down; older releases "
+                "left a zombie (HTTP up, scheduler gone: sglang #18421, #21486). Outranks the "
+                "generic nccl-error it also matches."
+            ),
+            patterns=(
+                pat(
+                    r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
+                    r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
+                    r"ran for (?P<ran_ms>\d+) milliseconds before timing out",
+                    "Watchdog caught collective",
+                ),
+            ),
+            explains=("nccl-error",),
+            defaults={"rank": "?", "op": "collective", "ran_ms": "?", "timeout_ms": "?"},
+            examples=(
+                "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=7340032, NumelOut=7340032, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
+            ),
+        ),
+        Rule(
+            id="sglang-watchdog-timeout",
+            title="SGLang's scheduler watchdog killed the server",
+            summary=(
+                "SGLang's scheduler watchdog fired: one forward batch ran longer than "
+                "--watchdog-timeout ({timeout} s), so SGLang took the server down rather than hang"
+            ),
+            fix=(
+                "a forward that never ends is usually a collective waiting on a stuck or dead rank "
+                "or a GPU fault: read the lines before it and `journalctl -k` for an Xid; if batches "
+                "are legitimately that slow (very long prefills), raise --watchdog-timeout"
+            ),
+            doc=(
+                "utils/watchdog.py: when the scheduler's forward counter stops moving for "
+                '--watchdog-timeout seconds (default 300) during a batch, SGLang logs "Scheduler '
+                'watchdog timeout (self.watchdog_timeout=300, self.soft=False)", dumps the '
+                "schedulers with py-spy, and 5 s later sends SIGQUIT to its parent, which kills the "
+                "process tree. The soft watchdog (soft=True) only dumps."
+            ),
+            patterns=(
+                pat(
+                    r"(?:(?P<who>\w+) )?[Ww]atchdog timeout \(self\.watchdog_timeout=(?P<timeout>[\d.]+)(?:, self\.soft=False)?\)",
+                    "atchdog timeout (self.watchdog_timeout",
+                ),
+            ),
+            defaults={"timeout": "?", "who": "Scheduler"},
+            examples=("Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)",),
+        ),
+        Rule(
+            id="kv-cache-oom-runtime",
+            title="the KV cache ran out of slots while serving",
+            summary="the KV cache ran out of slots while serving: {msg}",
+            fix=(
+                "fewer tokens in flight: lower --max-running-requests and --chunked-prefill-size, or "
+                "give the KV pool more room (a higher --mem-fraction-static, e.g. +0.02, if the GPUs "
+                "have it); with EAGLE-3 every running request also holds "
+                "--speculative-num-draft-tokens slots per step"
+            ),
+            doc=(
+                "mem_cache/allocation.py: the scheduler admitted more tokens than the KV pool "
+                'holds and the allocation failed: "Decode out of memory. Try to lower your batch '
+                'size.", "Prefill out of memory. …", "Out of memory. …" or "alloc_req_slots runs '
+                'out of memory. Please set a smaller number for `--max-running-requests`." '
+                "(RuntimeError in the scheduler loop). GPU memory itself (torch's CUDA out of "
+                "memory) is cuda-oom."
+            ),
+            patterns=(
+                pat(
+                    r"(?P<msg>(?:(?P<stage>Decode|Prefill) )?[Oo]ut of memory\. Try to lower your batch size\.)",
+                    "out of memory. Try to lower",
+                ),
+                pat(r"(?P<msg>alloc_req_slots runs out of memory\..*)", "alloc_req_slots runs out"),
+                # older releases, decode retraction: "AssertionError: No space left for only one request"
+                pat(r"(?P<msg>No space left for only one request.*)", "No space left for only one"),
+            ),
+            defaults={"msg": "?", "stage": "?"},
+            examples=("RuntimeError: Decode out of memory. Try to lower your batch size.",),
+        ),
+        Rule(
+            id="tokenizer-manager-died",
+            title="SGLang's tokenizer or detokenizer manager died",
+            summary="SGLang's {who} died ({exc}: {msg}): nothing turns tokens into text any more, so SGLang took the server down",
+            fix=(
+                "restart it (systemd does: Restart=on-failure); if it repeats, the traceback is an "
+                "SGLang bug or a request it cannot handle: update SGLang or report it with the "
+                "traceback; a {who} killed by a signal (exit code -9) points at the host's OOM killer "
+                "(`journalctl -k | grep -i oom`)"
+            ),
+            doc=(
+                'managers/detokenizer_manager.py and tokenizer_manager.py: "DetokenizerManager hit '
+                'an exception: <traceback>" / "TokenizerManager hit an exception: <traceback>", '
+                "then SIGQUIT to the parent; or utils/watchdog.py's SubprocessWatchdog: "
+                '"Subprocess detokenizer (pid=N) crashed with exit code X. Triggering SIGQUIT for '
+                'cleanup...". The cause is the exception at the end of the traceback.'
+            ),
+            patterns=(
+                pat(
+                    _ANY_EXC,
+                    ("Error", "Exception"),
+                    context=r"DetokenizerManager hit an exception|MultiDetokenizerRouter hit an exception",
+                    who="detokenizer manager",
+                ),
+                pat(
+                    _ANY_EXC,
+                    ("Error", "Exception"),
+                    context=r"(?<!De)TokenizerManager hit an exception|MultiTokenizerRouter hit an exception",
+                    who="tokenizer manager",
+                ),
+                pat(
+                    r"Subprocess (?P<proc>detokenizer\w*) \(pid=(?P<pid>\d+)\) crashed with exit code (?P<code>-?\d+)",
+                    "crashed with exit code",
+                    who="detokenizer",
+                    summary="SGLang's detokenizer process died with exit code {code} (no Python traceback: killed or aborted): SGLang took the server down",
+                ),
+            ),
+            defaults={"who": "tokenizer manager", "exc": "Exception", "msg": "?", "code": "?"},
+            examples=(
+                "[2026-12-02 14:02:11] DetokenizerManager hit an exception: Traceback (most recent call last):",
+                "Subprocess detokenizer (pid=48290) crashed with exit code -9. Triggering SIGQUIT for cleanup...",
+            ),
+        ),
+        Rule(
+            id="scheduler-exception",
+            title="an exception in SGLang's scheduler loop while serving",
+            summary="an exception in SGLang's scheduler loop while serving: {exc}: {msg}",
+            fix=(
+                "this is an SGLang bug or a request it cannot handle: update SGLang, or report the "
+                "traceback (`deploy logs --invocation ID`) with the request pattern that triggers it; "
+                "systemd restarts the server meanwhile"
+            ),
+            doc=(
+                "managers/scheduler.py `run_scheduler_process`: any exception out of the serving "
+                "loop (`event_loop_normal`/`event_loop_overlap` -> `run_batch` / "
+                "`process_batch_result`) is logged with its traceback under the scheduler's "
+                "exception wrapper, and the scheduler SIGQUITs its parent, which kills the tree. Named only when no more "
+                "specific rule (CUDA fault, KV cache, GPU memory) matches the same line."
+            ),
+            patterns=(
+                pat(_ANY_EXC, ("Error", "Exception"), context=_SERVING_LOOP),
+                # vLLM's engine loop, the same failure there: "[v1/engine/core.py:720] IndexError: ..."
+                pat(
+                    r"^\[v1/engine/core\.py:\d+\] (?P<exc>\w*(?:Error|Exception)): (?P<msg>.*)$",
+                    "engine/core.py",
+                    summary="an exception in the engine loop while serving: {exc}: {msg}",
+                ),
+            ),
+            defaults={"exc": "Exception", "msg": "?"},
+            examples=("KeyError: 'rid-7f3a'   (under scheduler.py, in process_batch_result)",),
+        ),
+        Rule(
+            id="scheduler-crashed",
+            title="a scheduler process died without a traceback",
+            summary="SGLang's {proc} died with exit code {code} and printed no Python traceback (a C++ abort such as NCCL's watchdog, a CUDA error in an extension, or a kill)",
+            fix=(
+                "look at the lines just before it for the rank's last words (NCCL, CUDA, `terminate "
+                "called`) and at `journalctl -k` (GPU Xid, OOM killer); exit code -6 is SIGABRT "
+                "(an abort), -9 SIGKILL (often the OOM killer)"
+            ),
+            doc=(
+                'utils/watchdog.py SubprocessWatchdog (sglang #18421, #21486): "Subprocess '
+                'scheduler_N (pid=P) crashed with exit code X. Triggering SIGQUIT for cleanup..." '
+                "when a scheduler dies without running Python's exception handler. Counts only when "
+                "no cause line is found."
+            ),
+            patterns=(
+                pat(
+                    r"Subprocess (?P<proc>scheduler_\d+) \(pid=(?P<pid>\d+)\) crashed with exit code (?P<code>-?\d+)",
+                    "crashed with exit code",
+                ),
+            ),
+            role=FALLBACK,
+            defaults={"proc": "scheduler", "code": "?"},
+            examples=(
+                "Subprocess scheduler_3 (pid=48303) crashed with exit code -6. Triggering SIGQUIT for cleanup...",
+            ),
+        ),
+        Rule(
+            id="scheduler-unresponsive",
+            title="the HTTP server answers but the scheduler does not (a zombie)",
+            summary="/health's 1-token generation got no answer for {secs} s: the scheduler (or detokenizer) is dead or stuck while the HTTP server still runs",
+            fix=(
+                "restart the service (deploy's liveness watcher does); then find why it stopped: the "
+                "first error before this line, a GPU Xid in `journalctl -k`, or a rank stuck in a "
+                "collective (sglang #3099); SGLang's --watchdog-timeout bounds a stuck forward"
+            ),
+            doc=(
+                "entrypoints/http_server.py `/health`: it submits a 1-token generation and waits "
+                'SGLANG_HEALTH_CHECK_TIMEOUT (20 s) for any answer; without one it logs "Health '
+                "check failed. Server couldn't get a response from detokenizer for last 20 "
+                'seconds." and answers 503. systemd sees an active unit; only a liveness probe '
+                "notices (sglang #18421, #21486)."
+            ),
+            patterns=(
+                pat(
+                    r"Health check failed\. Server couldn't get a response from detokenizer for last (?P<secs>\d+) seconds",
+                    "Health check failed",
+                ),
+            ),
+            role=FALLBACK,
+            defaults={"secs": "?"},
+            examples=(
+                "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 14:02:11. last_heartbeat time: 14:01:47",
+            ),
+        ),
+    )
+
+    assert all(r.role in (CAUSE, FALLBACK, HINT) for r in rules)
+    return rules
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RUNTIME_RULES":  # the tuple, exported as a constant
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
