@@ -12,19 +12,19 @@ reports (tests/logs/real keeps such logs):
 - torch's NCCL watchdog aborts a rank whose collective timed out (`Watchdog caught collective
   operation timeout: WorkNCCL(...)`, `terminate called after throwing an instance of
   'c10::DistBackendError'`, SIGABRT); sglang #3783, #1693, #18421;
-- SGLang's own scheduler watchdog (utils/watchdog.py: "Scheduler watchdog timeout
-  (self.watchdog_timeout=300, self.soft=False)", then SIGQUIT to the parent);
-- the KV cache runs out of slots at run time (mem_cache/allocation.py: "Decode out of memory.
-  Try to lower your batch size.", "Prefill out of memory. ...", "alloc_req_slots runs out of
-  memory. ...");
-- the tokenizer or detokenizer manager dies ("DetokenizerManager hit an exception: ...",
-  utils/watchdog.py's SubprocessWatchdog: "Subprocess detokenizer (pid=N) crashed with exit
-  code X. Triggering SIGQUIT for cleanup...");
+- SGLang's own scheduler watchdog (utils/watchdog.py, message `watchdog-timeout`), then
+  SIGQUIT to the parent;
+- the KV cache runs out of slots at run time (mem_cache/allocation.py, messages
+  `kv-oom-decode`, `kv-oom-prefill`, `alloc-req-slots`);
+- the tokenizer or detokenizer manager dies (`detokenizer-exception`, `tokenizer-exception`,
+  utils/watchdog.py's SubprocessWatchdog: `subprocess-crashed`);
 - any other exception in the scheduler loop while serving (the scheduler's exception wrapper
   around a traceback through `event_loop_normal` / `run_batch` / ...);
 - a zombie: the HTTP server answers but the scheduler is gone or stuck (sglang #18421,
-  #21486, #3099; entrypoints/http_server.py: "Health check failed. Server couldn't get a
-  response from detokenizer for last 20 seconds.").
+  #21486, #3099; entrypoints/http_server.py's failed health check, `health-check-failed`).
+
+SGLang's words come from `orchestrator.sglang` (every known release's, and older wordings
+field reports show), like the start-up rules'.
 
 GPU hardware: the kernel's `NVRM: Xid` lines (see `orchestrator.xid_codes`). `orchestrator.xid`
 adds the kernel lines of the failure's time window to the journal the classifier reads; a
@@ -130,6 +130,15 @@ _XID_DEFAULTS = {"pci": "?", "code": "?", "xname": "a GPU fault", "meaning": "?"
 _BUILT: tuple[Rule, ...] | None = None
 
 
+def _said_context(mid: str) -> str:
+    """A context regex for an SGLang message's fixed words (its longest literal stretch)."""
+    import re
+
+    from orchestrator import sglang
+
+    return "|".join(re.escape(m.keyword().strip()) for m in sglang.all_messages(mid))
+
+
 def build() -> tuple[Rule, ...]:
     """The run-time rules, built once on first use, so that this module and `classify` (which
     appends them to its RULES at its end) can be imported in either order: importing
@@ -144,7 +153,7 @@ def build() -> tuple[Rule, ...]:
 
 
 def _make() -> tuple[Rule, ...]:
-    from orchestrator.rules.classify import CAUSE, FALLBACK, HINT, Rule, pat
+    from orchestrator.rules.classify import CAUSE, FALLBACK, HINT, Rule, example, pat, said
 
     rules: tuple[Rule, ...] = (
         Rule(
@@ -335,19 +344,14 @@ def _make() -> tuple[Rule, ...]:
             ),
             doc=(
                 "utils/watchdog.py: when the scheduler's forward counter stops moving for "
-                '--watchdog-timeout seconds (default 300) during a batch, SGLang logs "Scheduler '
-                'watchdog timeout (self.watchdog_timeout=300, self.soft=False)", dumps the '
-                "schedulers with py-spy, and 5 s later sends SIGQUIT to its parent, which kills the "
-                "process tree. The soft watchdog (soft=True) only dumps."
+                "--watchdog-timeout seconds (default 300) during a batch, SGLang logs that its "
+                "watchdog timed out, dumps the schedulers with py-spy, and 5 s later sends "
+                "SIGQUIT to its parent, which kills the process tree. The soft watchdog "
+                "(soft=True) only dumps."
             ),
-            patterns=(
-                pat(
-                    r"(?:(?P<who>\w+) )?[Ww]atchdog timeout \(self\.watchdog_timeout=(?P<timeout>[\d.]+)(?:, self\.soft=False)?\)",
-                    "atchdog timeout (self.watchdog_timeout",
-                ),
-            ),
+            patterns=(*said("watchdog-timeout", anywhere=True, fields={"soft": "False"}),),
             defaults={"timeout": "?", "who": "Scheduler"},
-            examples=("Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)",),
+            examples=(example("watchdog-timeout", who="Scheduler", timeout=300, soft=False),),
         ),
         Rule(
             id="kv-cache-oom-runtime",
@@ -361,23 +365,19 @@ def _make() -> tuple[Rule, ...]:
             ),
             doc=(
                 "mem_cache/allocation.py: the scheduler admitted more tokens than the KV pool "
-                'holds and the allocation failed: "Decode out of memory. Try to lower your batch '
-                'size.", "Prefill out of memory. …", "Out of memory. …" or "alloc_req_slots runs '
-                'out of memory. Please set a smaller number for `--max-running-requests`." '
-                "(RuntimeError in the scheduler loop). GPU memory itself (torch's CUDA out of "
-                "memory) is cuda-oom."
+                "holds and the allocation failed (SGLang's decode or prefill allocation error, "
+                "or its request-slot error asking for a smaller --max-running-requests, raised "
+                "in the scheduler loop). GPU memory itself (torch's CUDA out of memory) is "
+                "cuda-oom."
             ),
             patterns=(
-                pat(
-                    r"(?P<msg>(?:(?P<stage>Decode|Prefill) )?[Oo]ut of memory\. Try to lower your batch size\.)",
-                    "out of memory. Try to lower",
-                ),
-                pat(r"(?P<msg>alloc_req_slots runs out of memory\..*)", "alloc_req_slots runs out"),
-                # older releases, decode retraction: "AssertionError: No space left for only one request"
-                pat(r"(?P<msg>No space left for only one request.*)", "No space left for only one"),
+                *said("kv-oom-decode", anywhere=True, stage="decode"),
+                *said("kv-oom-prefill", anywhere=True, stage="prefill"),
+                *said("alloc-req-slots", anywhere=True, stage="request slots"),
+                *said("kv-retract-no-space", anywhere=True, stage="decode retraction"),
             ),
             defaults={"msg": "?", "stage": "?"},
-            examples=("RuntimeError: Decode out of memory. Try to lower your batch size.",),
+            examples=("RuntimeError: " + example("kv-oom-decode"),),
         ),
         Rule(
             id="tokenizer-manager-died",
@@ -390,36 +390,38 @@ def _make() -> tuple[Rule, ...]:
                 "(`journalctl -k | grep -i oom`)"
             ),
             doc=(
-                'managers/detokenizer_manager.py and tokenizer_manager.py: "DetokenizerManager hit '
-                'an exception: <traceback>" / "TokenizerManager hit an exception: <traceback>", '
-                "then SIGQUIT to the parent; or utils/watchdog.py's SubprocessWatchdog: "
-                '"Subprocess detokenizer (pid=N) crashed with exit code X. Triggering SIGQUIT for '
-                'cleanup...". The cause is the exception at the end of the traceback.'
+                "managers/detokenizer_manager.py and tokenizer_manager.py log that they hit an "
+                "exception, with the traceback, then SIGQUIT the parent; or utils/watchdog.py's "
+                "SubprocessWatchdog reports the detokenizer process crashed with an exit code. "
+                "The cause is the exception at the end of the traceback."
             ),
             patterns=(
                 pat(
                     _ANY_EXC,
                     ("Error", "Exception"),
-                    context=r"DetokenizerManager hit an exception|MultiDetokenizerRouter hit an exception",
+                    context=_said_context("detokenizer-exception") + r"|MultiDetokenizerRouter hit",
                     who="detokenizer manager",
                 ),
                 pat(
                     _ANY_EXC,
                     ("Error", "Exception"),
-                    context=r"(?<!De)TokenizerManager hit an exception|MultiTokenizerRouter hit an exception",
+                    context=r"(?<!De)"
+                    + _said_context("tokenizer-exception")
+                    + r"|MultiTokenizerRouter hit",
                     who="tokenizer manager",
                 ),
-                pat(
-                    r"Subprocess (?P<proc>detokenizer\w*) \(pid=(?P<pid>\d+)\) crashed with exit code (?P<code>-?\d+)",
-                    "crashed with exit code",
+                *said(
+                    "subprocess-crashed",
+                    anywhere=True,
+                    fields={"name": r"detokenizer\w*"},
                     who="detokenizer",
                     summary="SGLang's detokenizer process died with exit code {code} (no Python traceback: killed or aborted): SGLang took the server down",
                 ),
             ),
             defaults={"who": "tokenizer manager", "exc": "Exception", "msg": "?", "code": "?"},
             examples=(
-                "[2026-12-02 14:02:11] DetokenizerManager hit an exception: Traceback (most recent call last):",
-                "Subprocess detokenizer (pid=48290) crashed with exit code -9. Triggering SIGQUIT for cleanup...",
+                example("detokenizer-exception", traceback="Traceback (most recent call last):"),
+                example("subprocess-crashed", name="detokenizer", pid=48290, code=-9),
             ),
         ),
         Rule(
@@ -453,29 +455,23 @@ def _make() -> tuple[Rule, ...]:
         Rule(
             id="scheduler-crashed",
             title="a scheduler process died without a traceback",
-            summary="SGLang's {proc} died with exit code {code} and printed no Python traceback (a C++ abort such as NCCL's watchdog, a CUDA error in an extension, or a kill)",
+            summary="SGLang's {name} died with exit code {code} and printed no Python traceback (a C++ abort such as NCCL's watchdog, a CUDA error in an extension, or a kill)",
             fix=(
                 "look at the lines just before it for the rank's last words (NCCL, CUDA, `terminate "
                 "called`) and at `journalctl -k` (GPU Xid, OOM killer); exit code -6 is SIGABRT "
                 "(an abort), -9 SIGKILL (often the OOM killer)"
             ),
             doc=(
-                'utils/watchdog.py SubprocessWatchdog (sglang #18421, #21486): "Subprocess '
-                'scheduler_N (pid=P) crashed with exit code X. Triggering SIGQUIT for cleanup..." '
-                "when a scheduler dies without running Python's exception handler. Counts only when "
-                "no cause line is found."
+                "utils/watchdog.py's SubprocessWatchdog (sglang #18421, #21486) reports a "
+                "scheduler process that crashed with an exit code, when it died without running "
+                "Python's exception handler. Counts only when no cause line is found."
             ),
             patterns=(
-                pat(
-                    r"Subprocess (?P<proc>scheduler_\d+) \(pid=(?P<pid>\d+)\) crashed with exit code (?P<code>-?\d+)",
-                    "crashed with exit code",
-                ),
+                *said("subprocess-crashed", anywhere=True, fields={"name": r"scheduler_\d+"}),
             ),
             role=FALLBACK,
-            defaults={"proc": "scheduler", "code": "?"},
-            examples=(
-                "Subprocess scheduler_3 (pid=48303) crashed with exit code -6. Triggering SIGQUIT for cleanup...",
-            ),
+            defaults={"name": "scheduler", "code": "?"},
+            examples=(example("subprocess-crashed", name="scheduler_3", pid=48303, code=-6),),
         ),
         Rule(
             id="scheduler-unresponsive",
@@ -488,22 +484,14 @@ def _make() -> tuple[Rule, ...]:
             ),
             doc=(
                 "entrypoints/http_server.py `/health`: it submits a 1-token generation and waits "
-                'SGLANG_HEALTH_CHECK_TIMEOUT (20 s) for any answer; without one it logs "Health '
-                "check failed. Server couldn't get a response from detokenizer for last 20 "
-                'seconds." and answers 503. systemd sees an active unit; only a liveness probe '
-                "notices (sglang #18421, #21486)."
+                "SGLANG_HEALTH_CHECK_TIMEOUT (20 s) for any answer; without one it logs that no "
+                "response came from the detokenizer and answers 503. systemd sees an active "
+                "unit; only a liveness probe notices (sglang #18421, #21486)."
             ),
-            patterns=(
-                pat(
-                    r"Health check failed\. Server couldn't get a response from detokenizer for last (?P<secs>\d+) seconds",
-                    "Health check failed",
-                ),
-            ),
+            patterns=(*said("health-check-failed", anywhere=True),),
             role=FALLBACK,
             defaults={"secs": "?"},
-            examples=(
-                "Health check failed. Server couldn't get a response from detokenizer for last 20 seconds. tic start time: 14:02:11. last_heartbeat time: 14:01:47",
-            ),
+            examples=(example("health-check-failed", secs=20, tic="14:02:11", last="14:01:47"),),
         ),
     )
 

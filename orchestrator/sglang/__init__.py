@@ -11,6 +11,8 @@ Adding a release: docs/sglang-releases.md. Standard library only (the stand-in i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from orchestrator.sglang import v0_5_11, v0_5_23
 from orchestrator.sglang.model import Frame, Message, Milestone, Release
 
@@ -75,6 +77,9 @@ def all_messages(mid: str) -> list[Message]:
     out: list[Message] = []
     for r in reversed(RELEASES.values()):
         m = r.messages.get(mid)
-        if m is not None and all((m.text, m.exc) != (o.text, o.exc) for o in out):
-            out.append(m)
+        if m is None or mid in r.absent:
+            continue
+        for variant in (m, *(replace(m, text=t, older=()) for t in m.older)):
+            if all((variant.text, variant.exc) != (o.text, o.exc) for o in out):
+                out.append(variant)
     return out

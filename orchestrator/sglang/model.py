@@ -49,6 +49,9 @@ class Message:
     exc: str | None = None
     preflight: str | None = None  # the preflight rule that catches the same thing before a start
     fields: Mapping[str, str] = field(default_factory=dict)
+    # Other wordings of the same message in releases older than those deploy knows, as field
+    # reports show them (tests/logs/real), so that the classifier knows them too.
+    older: tuple[str, ...] = ()
 
     def format(self, **values: object) -> str:
         """The text with the fields filled in."""
@@ -141,6 +144,8 @@ class Release:
     graph_flags: Mapping[str, str]
     install_hint: str  # how to install exactly this release, for fix texts
     notes: tuple[str, ...] = ()  # how this release differs from the next one, for the docs
+    # Messages of newer releases that this one does not have (stated, not forgotten).
+    absent: tuple[str, ...] = ()
 
     def message(self, mid: str) -> Message:
         return self.messages[mid]

@@ -6,7 +6,9 @@ cp311 wheel (paths under sglang/) and the release's real argument resolution on 
 (`scripts/sglang-cpu-venv DIR 0.5.11`). What is not restated is 0.5.23's, checked identical:
 the top-k 1 warning, the STANDALONE/NGRAM DP-attention texts, the TRTLLM MLA Blackwell text, the
 memory, scheduler, sigquit and warm-up texts, the auto-chosen (steps, top-k, draft) per
-architecture, trtllm_mla as the MLA default on sm100 and fa3 on Hopper.
+architecture, trtllm_mla as the MLA default on sm100 and fa3 on Hopper, and the serving-time
+texts (watchdog, KV allocation, detokenizer exception, health check: mem_cache/common.py,
+utils/watchdog.py, managers/detokenizer_manager.py, entrypoints/http_server.py).
 
 How 0.5.11 differs where it matters to deploy:
 - the speculative checks live in `server_args.py` `_handle_speculative_decoding`, run from
@@ -235,5 +237,8 @@ RELEASE = Release(
     draft_forced_page_size={},
     mla_default_backend=newer.RELEASE.mla_default_backend,
     graph_flags={"max_bs": "--cuda-graph-max-bs", "disable": "--disable-cuda-graph"},
+    # utils/watchdog.py has no SubprocessWatchdog yet: a scheduler dying silently is noticed by
+    # the sigquit handler alone.
+    absent=("subprocess-crashed",),
     install_hint="pip install 'sglang[all]==0.5.11'",
 )

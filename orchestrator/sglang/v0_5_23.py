@@ -333,6 +333,65 @@ MESSAGES: tuple[Message, ...] = (
         "srt/entrypoints/http_server.py:2384 _execute_server_warmup",
         fields={"error": r".*"},
     ),
+    # --- after the server was ready (day 2) -----------------------------------------------
+    Message(
+        "watchdog-timeout",
+        "{who} watchdog timeout (self.watchdog_timeout={timeout}, self.soft={soft})",
+        "srt/utils/watchdog.py:153",
+        fields={"who": r"\w+", "timeout": r"[\d.]+", "soft": r"True|False"},
+        older=("Watchdog timeout (self.watchdog_timeout={timeout})",),  # sglang #3752 (0.4.x)
+    ),
+    Message(
+        "kv-retract-no-space",
+        "No space left for only one request{detail}",
+        "older releases' decode retraction (sglang #14948); 0.5.x raises kv-oom-decode instead",
+        exc="AssertionError",
+        fields={"detail": r".*"},
+    ),
+    Message(
+        "kv-oom-prefill",
+        "Prefill out of memory. Try to lower your batch size.",
+        "srt/mem_cache/allocation.py:239",
+    ),
+    Message(
+        "kv-oom-decode",
+        "Decode out of memory. Try to lower your batch size.",
+        "srt/mem_cache/allocation.py:613",
+    ),
+    Message(
+        "alloc-req-slots",
+        "alloc_req_slots runs out of memory. Please set a smaller number for "
+        "`--max-running-requests`. {detail}",
+        "srt/mem_cache/allocation.py:345",
+        exc="RuntimeError",
+        fields={"detail": r".*"},
+    ),
+    Message(
+        "detokenizer-exception",
+        "DetokenizerManager hit an exception: {traceback}",
+        "srt/managers/detokenizer_manager.py:566",
+        fields={"traceback": r".*"},
+    ),
+    Message(
+        "tokenizer-exception",
+        "TokenizerManager hit an exception: {traceback}",
+        "srt/managers/tokenizer_manager.py:4043",
+        fields={"traceback": r".*"},
+    ),
+    Message(
+        "subprocess-crashed",
+        "Subprocess {name} (pid={pid}) crashed with exit code {code}. Triggering SIGQUIT for "
+        "cleanup...",
+        "srt/utils/watchdog.py:218 SubprocessWatchdog",
+        fields={"name": r"\w+", "pid": r"\d+", "code": r"-?\d+"},
+    ),
+    Message(
+        "health-check-failed",
+        "Health check failed. Server couldn't get a response from detokenizer for last {secs} "
+        "seconds. tic start time: {tic}. last_heartbeat time: {last}",
+        "srt/entrypoints/http_server.py:792",
+        fields={"secs": r"\d+", "tic": r"[\d:]+", "last": r"[\d:]+"},
+    ),
     # --- start-up milestones --------------------------------------------------------------
     Message("ms-server-args", "server_args={args}", "srt/server_args.py (print_server_args)"),
     Message("ms-init-begin", "Init parallel begin.", "srt/distributed/bootstrap.py:115"),

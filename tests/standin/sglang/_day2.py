@@ -231,15 +231,21 @@ def crash(sim: Any, kind: str) -> None:
     if kind == "nccl-timeout":
         _write(sys.stderr, nccl_abort_lines(rank, os.getpid() + 100 + rank))
         log(
-            f"Subprocess scheduler_{rank} (pid={os.getpid() + 100 + rank}) crashed with exit "
-            "code -6. Triggering SIGQUIT for cleanup..."
+            _say(
+                "subprocess-crashed",
+                name=f"scheduler_{rank}",
+                pid=os.getpid() + 100 + rank,
+                code=-6,
+            )
         )
     elif kind == "sglang-watchdog":
-        log("Scheduler watchdog timeout (self.watchdog_timeout=300, self.soft=False)", prefix)
+        log(_say("watchdog-timeout", who="Scheduler", timeout=300, soft=False), prefix)
     elif kind == "detokenizer":
         log(
-            "DetokenizerManager hit an exception: "
-            + _tb(_DETOKENIZER, "KeyError: 'a3f08c27e5b54d0f8a4f3c0b3a1e2d7c'")
+            _say(
+                "detokenizer-exception",
+                traceback=_tb(_DETOKENIZER, "KeyError: 'a3f08c27e5b54d0f8a4f3c0b3a1e2d7c'"),
+            )
         )
     else:
         if kind == "device-assert":
@@ -256,7 +262,7 @@ def crash(sim: Any, kind: str) -> None:
             )
         elif kind == "kv-oom":
             msg = (
-                "Decode out of memory. Try to lower your batch size.\nTry to allocate 192 tokens.\n"
+                _say("kv-oom-decode") + "\nTry to allocate 192 tokens.\n"
                 "Available tokens: 41 (available_size=41 + evictable_size=0)\n"
             )
             log(msg.rstrip("\n"), prefix)
@@ -321,7 +327,7 @@ class Day2:
     def health(self) -> int | None:
         """None: answer as usual. Else the status to send (after waiting as SGLang would);
         a hang never answers (until SIGTERM)."""
-        from sglang._runtime import log
+        from sglang._runtime import _say, log
 
         if self.hung:
             if self.hang_503:
@@ -333,10 +339,12 @@ class Day2:
             if self.stop.wait(self.health_timeout):
                 return 503
             log(
-                "Health check failed. Server couldn't get a response from detokenizer for last "
-                f"{int(self.health_timeout)} seconds. tic start time: "
-                f"{time.strftime('%H:%M:%S', time.localtime(tic))}. last_heartbeat time: "
-                f"{time.strftime('%H:%M:%S', time.localtime(tic - 30))}"
+                _say(
+                    "health-check-failed",
+                    secs=int(self.health_timeout),
+                    tic=time.strftime("%H:%M:%S", time.localtime(tic)),
+                    last=time.strftime("%H:%M:%S", time.localtime(tic - 30)),
+                )
             )
             return 503
         return None
