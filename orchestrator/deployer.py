@@ -701,7 +701,3 @@ async def rollback(
                 )
             finally:
                 store.end()
-
-
-def summarize(state: Mapping[str, Any]) -> str:
-    return f"{state.get('active_state')}/{state.get('sub_state')}"

@@ -1,8 +1,7 @@
 """The error hierarchy. Every error the CLI reports is one of these.
 
 `InputError` and its children mean "refused before any change" and map to exit status 2;
-the message is one paragraph that names the field and the fix. `DeployFailed` means the
-change was attempted and the service did not come up (exit status 1).
+the message is one paragraph that names the field and the fix.
 """
 
 from __future__ import annotations
@@ -58,7 +57,3 @@ class SystemdUnavailable(InputError):
 
 class LockedError(InputError):
     """Another deploy of the same deployment is running."""
-
-
-class DeployFailed(DeployError):
-    """The unit was started and did not become healthy."""

@@ -18,7 +18,6 @@ import fcntl
 import hashlib
 import json
 import os
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -235,7 +234,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def age_s(iso: str) -> float:
-    return time.time() - datetime.fromisoformat(iso).timestamp()

@@ -16,7 +16,6 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from orchestrator.errors import UnsafeValueError
-from orchestrator.hardware import KINDS
 from orchestrator.liveness import Runner, render_context
 from orchestrator.rules.models import HUB_ID
 from orchestrator.spec import EnvRef, Spec
@@ -117,6 +116,61 @@ def _state_directory(working_directory: str) -> str | None:
     return rel
 
 
+def template_vars(
+    spec: Spec,
+    *,
+    user_mode: bool = False,
+    state_root: Path | None = None,
+    runner: Runner | None = None,
+) -> dict[str, tuple[str, dict[str, object]]]:
+    """unit file name -> (template, the variables it is rendered with), for every unit this
+    spec needs. Each template gets exactly the variables it uses (a test holds them together,
+    so none is passed for nothing, as `gpu=` once was). See `render` for the arguments."""
+    from orchestrator.releases import state_dir
+
+    day2 = render_context(
+        spec,
+        user_mode=user_mode,
+        state_root=state_root or state_dir(),
+        runner=runner or Runner.current(),
+    )
+    out: dict[str, tuple[str, dict[str, object]]] = {
+        spec.unit_name: (
+            "sglang.service.j2",
+            {
+                "spec": spec,
+                "argv": spec.argv(),
+                "timeout_start_s": spec.health.startup_timeout_s + 600,
+                "state_directory": _state_directory(spec.unit.working_directory),
+                "user_mode": user_mode,
+                "watcher": day2["watcher"],
+                "stop_post": day2["stop_post"],
+                "state_dir": day2["state_dir"],
+            },
+        )
+    }
+    if day2["watcher"]:
+        out[day2["watcher"]] = (
+            "sglang-liveness.service.j2",
+            {
+                "spec": spec,
+                "user_mode": user_mode,
+                "watcher_argv": day2["watcher_argv"],
+                "state_dir": day2["state_dir"],
+            },
+        )
+    if spec.unit.check_models:
+        checks = local_checkpoints(spec)
+        lines = [["/bin/sh", "-c", CHECK_SCRIPT, "deploy-check", role, p] for role, p in checks]
+        if not lines:
+            lines = [["/bin/echo", "deploy-check: no local checkpoint to check (hub ids only)"]]
+        out[spec.check_unit_name] = (
+            "sglang-check.service.j2",
+            {"spec": spec, "check_argvs": lines, "user_mode": user_mode},
+        )
+    return out
+
+
 def render(
     spec: Spec,
     *,
@@ -128,39 +182,12 @@ def render(
     manager (systemctl --user), which runs units as the calling user: no User=, no sandbox.
     `state_root` (default: releases.state_dir()) is where the incident hook and the liveness
     watcher keep their records; `runner` how those units run deploy (default: as now)."""
-    from orchestrator.releases import state_dir
-
     env = _env()
-    day2 = render_context(
-        spec,
-        user_mode=user_mode,
-        state_root=state_root or state_dir(),
-        runner=runner or Runner.current(),
-    )
-    files = {
-        spec.unit_name: env.get_template("sglang.service.j2").render(
-            spec=spec,
-            argv=spec.argv(),
-            timeout_start_s=spec.health.startup_timeout_s + 600,
-            gpu=KINDS.get(spec.hardware.gpu or ""),
-            state_directory=_state_directory(spec.unit.working_directory),
-            user_mode=user_mode,
-            **day2,
-        )
+    units = template_vars(spec, user_mode=user_mode, state_root=state_root, runner=runner)
+    return {
+        name: env.get_template(template).render(**variables)
+        for name, (template, variables) in units.items()
     }
-    if day2["watcher"]:
-        files[day2["watcher"]] = env.get_template("sglang-liveness.service.j2").render(
-            spec=spec, user_mode=user_mode, **day2
-        )
-    if spec.unit.check_models:
-        checks = local_checkpoints(spec)
-        lines = [["/bin/sh", "-c", CHECK_SCRIPT, "deploy-check", role, p] for role, p in checks]
-        if not lines:
-            lines = [["/bin/echo", "deploy-check: no local checkpoint to check (hub ids only)"]]
-        files[spec.check_unit_name] = env.get_template("sglang-check.service.j2").render(
-            spec=spec, check_argvs=lines, user_mode=user_mode
-        )
-    return files
 
 
 def diff(files: Mapping[str, str], unit_dir: Path) -> str:

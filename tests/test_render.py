@@ -139,3 +139,22 @@ def test_diff_against_installed(tmp_path: Path) -> None:
     )
     d = render.diff(files, tmp_path)
     assert "-RestartSec=5" in d and "+RestartSec=30" in d
+
+
+@pytest.mark.parametrize("user_mode", [False, True])
+def test_templates_get_exactly_the_variables_they_use(user_mode: bool) -> None:
+    """No variable passed for nothing (the old `gpu=`), none missing."""
+    from jinja2 import meta
+
+    env = render._env()
+    spec = profiles.load("kimi-k26-eagle3")
+    units = render.template_vars(spec, user_mode=user_mode)
+    assert {t for t, _ in units.values()} == {
+        "sglang.service.j2",
+        "sglang-liveness.service.j2",
+        "sglang-check.service.j2",
+    }
+    for template, variables in units.values():
+        assert env.loader is not None
+        source = env.loader.get_source(env, template)[0]
+        assert meta.find_undeclared_variables(env.parse(source)) == set(variables), template
