@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from orchestrator.errors import DeployError, InputError
+from orchestrator.files import default_unit_dir
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -174,7 +175,7 @@ def render_cmd(
         files = render.render(spec, user_mode=user)
         _render_warnings(spec, gpu)
         if show_diff:
-            d = render.diff(files, unit_dir or _default_unit_dir(user))
+            d = render.diff(files, unit_dir or default_unit_dir(user))
             typer.echo(d if d else "# installed units are identical to the rendered ones", nl=not d)
             return
         if out is not None:
@@ -256,7 +257,7 @@ def up_cmd(
             res = asyncio.run(
                 deployer.up(
                     spec,
-                    unit_dir=unit_dir or _default_unit_dir(user),
+                    unit_dir=unit_dir or default_unit_dir(user),
                     state_root=_state_root(state_dir),
                     user=user,
                     timeout_s=timeout,
@@ -335,7 +336,7 @@ def status_cmd(
             name = _deployment_name(profile)
         rows = asyncio.run(
             deployer.status(
-                unit_dir or _default_unit_dir(user),
+                unit_dir or default_unit_dir(user),
                 state_root=_state_root(state_dir),
                 user=user,
                 only=name,
@@ -348,7 +349,7 @@ def status_cmd(
         return
     if not rows:
         typer.echo(
-            f"no deployments{f' named {name}' if name else ''} in {unit_dir or _default_unit_dir(user)}"
+            f"no deployments{f' named {name}' if name else ''} in {unit_dir or default_unit_dir(user)}"
         )
         if name:
             raise typer.Exit(1)
@@ -496,7 +497,7 @@ def rollback_cmd(
             res = asyncio.run(
                 deployer.rollback(
                     spec,
-                    unit_dir=unit_dir or _default_unit_dir(user),
+                    unit_dir=unit_dir or default_unit_dir(user),
                     state_root=_state_root(state_dir),
                     to=to,
                     user=user,
@@ -656,10 +657,6 @@ def _render_warnings(spec: Spec, gpu: str | None) -> None:
     report = preflight.run(spec, gpu=gpu)
     for f in report.errors:
         typer.echo(f"deploy: warning: this config will not start: {f.rule}: {f.message}", err=True)
-
-
-def _default_unit_dir(user: bool) -> Path:
-    return Path.home() / ".config/systemd/user" if user else Path("/etc/systemd/system")
 
 
 def main() -> None:

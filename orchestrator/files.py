@@ -11,6 +11,16 @@ from pathlib import Path
 from orchestrator.errors import InputError
 
 
+def default_unit_dir(user: bool) -> Path:
+    """Where unit files go: /etc/systemd/system, or $XDG_CONFIG_HOME/systemd/user (default
+    ~/.config) for a user manager. Here, not in systemd.py, so that `render --diff` does not
+    import the D-Bus client."""
+    if not user:
+        return Path("/etc/systemd/system")
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user"
+
+
 def _check_name(name: str) -> None:
     if not name or "/" in name or name in (".", "..") or name.startswith(".") or "\0" in name:
         raise ValueError(f"bad unit file name: {name!r}")

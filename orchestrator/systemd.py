@@ -22,7 +22,7 @@ from dbus_fast.aio import MessageBus
 from dbus_fast.errors import AuthError, InvalidAddressError
 
 from orchestrator.errors import DeployError, SystemdUnavailable
-from orchestrator.files import remove_files, write_atomically
+from orchestrator.files import default_unit_dir, remove_files, write_atomically
 
 SD_NAME = "org.freedesktop.systemd1"
 SD_PATH = "/org/freedesktop/systemd1"
@@ -34,6 +34,15 @@ PROPS = "org.freedesktop.DBus.Properties"
 DBUS_NAME = "org.freedesktop.DBus"
 DBUS_PATH = "/org/freedesktop/DBus"
 UNIT_PATH_PREFIX = "/org/freedesktop/systemd1/unit/"
+
+__all__ = [
+    "Systemd",
+    "SystemdError",
+    "UnitState",
+    "default_unit_dir",
+    "install_units",
+    "remove_units",
+]
 
 _DENIED = {
     "org.freedesktop.DBus.Error.AccessDenied",
@@ -474,14 +483,6 @@ class Systemd:
         a change of the unit (identical consecutive states are not repeated).
         """
         return _Watch(self, unit)
-
-
-def default_unit_dir(user: bool) -> Path:
-    """Where unit files go: /etc/systemd/system, or ~/.config/systemd/user."""
-    if not user:
-        return Path("/etc/systemd/system")
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "systemd" / "user"
 
 
 def install_units(files: Mapping[str, str], unit_dir: Path) -> list[str]:

@@ -158,3 +158,20 @@ def test_templates_get_exactly_the_variables_they_use(user_mode: bool) -> None:
         assert env.loader is not None
         source = env.loader.get_source(env, template)[0]
         assert meta.find_undeclared_variables(env.parse(source)) == set(variables), template
+
+
+def test_user_unit_dir_follows_xdg_config_home(tmp_path: Path) -> None:
+    """`--user` without --unit-dir means $XDG_CONFIG_HOME/systemd/user, as systemd has it."""
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    installed = tmp_path / "cfg" / "systemd" / "user"
+    installed.mkdir(parents=True)
+    spec = profiles.load("kimi-k26-eagle3")
+    for name, text in render.render(spec, user_mode=True).items():
+        (installed / name).write_text(text)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "HOME": str(tmp_path / "home")}
+    r = CliRunner().invoke(app, ["render", "kimi-k26-eagle3", "--user", "--diff"], env=env)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip() == "# installed units are identical to the rendered ones"
