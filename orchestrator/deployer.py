@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from orchestrator.errors import InputError, PreflightRejected
-from orchestrator.spec import Spec
+from orchestrator.spec import CHECK_SUFFIX, Spec
 
 UNIT_MARK = "# Rendered by deploy from profile "
 HEALTH_MARK = "# deploy-health-url: "
@@ -503,7 +503,7 @@ def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
     """The deployments whose server units deploy rendered into unit_dir."""
     out = []
     for p in sorted(unit_dir.glob("sglang-*.service")):
-        if p.name.endswith("-check.service"):
+        if p.name.endswith(f"{CHECK_SUFFIX}.service"):  # a check oneshot, not a server
             continue
         try:
             head = p.read_text(encoding="utf-8", errors="replace").splitlines()[:6]

@@ -16,6 +16,9 @@ from orchestrator.sglang.versions import Choice, resolve
 
 DEFAULT_MODULE = "sglang.launch_server"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+# The check oneshot of deployment X is sglang-X-check.service: no profile may end in this, or
+# its server unit would be another profile's check unit.
+CHECK_SUFFIX = "-check"
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,7 @@ class Spec:
 
     @property
     def check_unit_name(self) -> str:
-        return f"sglang-{self.name}-check.service"
+        return f"sglang-{self.name}{CHECK_SUFFIX}.service"
 
     @property
     def unit_names(self) -> tuple[str, ...]:

@@ -187,3 +187,31 @@ def test_extends_itself(tmp_path: Path) -> None:
     (tmp_path / "c.toml").write_text('extends = "c.toml"\n')
     with pytest.raises(ProfileError, match="extends itself"):
         profiles.load(str(tmp_path / "c.toml"))
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_name_ending_in_check_is_refused(tmp_path: Path, named: bool) -> None:
+    """`foo-check` would be `foo`'s check unit (sglang-foo-check.service), hidden from status."""
+    p = tmp_path / "foo-check.toml"
+    p.write_text('extends = "kimi-k26-eagle3"\n' + ('name = "foo-check"\n' if named else ""))
+    with pytest.raises(ProfileError) as ei:
+        profiles.load(str(p))
+    e = ei.value
+    assert e.field == "name" and e.exit_code == 2
+    text = e.paragraph()
+    assert "sglang-foo-check.service" in text and "'foo'" in text
+    assert 'name = "foo-checked"' in text
+    assert "\n" not in text
+    assert profiles.load(str(write_profile(tmp_path, name="foo-checked"))).name == "foo-checked"
+
+
+def test_a_name_ending_in_check_is_exit_2_on_the_command_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    p = write_profile(tmp_path, name="foo-check")
+    r = CliRunner().invoke(app, ["validate", str(p), "--no-nvml"])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("deploy: profile name 'foo-check' ends in '-check'")
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -20,6 +20,7 @@ from typing import Any
 from orchestrator.errors import ProfileError, UnsafeValueError
 from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
+    CHECK_SUFFIX,
     NAME_RE,
     HardwareConfig,
     HealthConfig,
@@ -505,6 +506,17 @@ def load(ref: str) -> Spec:
             f"profile name {name!r} cannot name a unit",
             field="name",
             fix="use lower-case letters, digits and '-' (at most 63), e.g. name = \"kimi-k26-eagle3\"",
+        )
+    if name.endswith(CHECK_SUFFIX):
+        owner = name.removesuffix(CHECK_SUFFIX)
+        raise ProfileError(
+            f"profile name {name!r} ends in {CHECK_SUFFIX!r}: its unit sglang-{name}.service is "
+            f"also the name of the checkpoint check that runs before every start of deployment "
+            f"{owner!r}, so the two would overwrite each other's unit and `deploy status` would "
+            "not list this one",
+            field="name",
+            fix=f'choose a name that does not end in {CHECK_SUFFIX}, e.g. name = "{owner}-checked"'
+            + (" (or rename the file)" if "name" not in data else ""),
         )
     description = data.get("description", f"SGLang {name}")
     if not isinstance(description, str):
