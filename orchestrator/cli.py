@@ -51,8 +51,21 @@ UnitDirOpt = Annotated[
 ]
 
 
-def _fail(err: DeployError) -> NoReturn:
-    typer.echo(f"deploy: {err.paragraph()}", err=True)
+def _fail(err: DeployError, *, as_json: bool = False, profile: str | None = None) -> NoReturn:
+    """Report an error and exit with its class's status: 2 refused (nothing changed), 1 failed
+    (after a change). With --json, commands that report an outcome (up, rollback) print it
+    as {"outcome": "refused" | "failed", ...} on stdout instead."""
+    if as_json:
+        _out(
+            {
+                "profile": profile,
+                "outcome": err.outcome,
+                "error": err.paragraph(),
+                "findings": [f.to_json() for f in getattr(err, "findings", [])],
+            }
+        )
+    else:
+        typer.echo(f"deploy: {err.paragraph()}", err=True)
     raise typer.Exit(err.exit_code)
 
 
@@ -269,17 +282,7 @@ def up_cmd(
                 )
             )
     except DeployError as e:
-        if as_json:
-            _out(
-                {
-                    "profile": profile,
-                    "outcome": "refused",
-                    "error": e.paragraph(),
-                    "findings": [f.to_json() for f in getattr(e, "findings", [])],
-                }
-            )
-            raise typer.Exit(2 if e.exit_code == 2 else e.exit_code) from None
-        _fail(e)
+        _fail(e, as_json=as_json, profile=profile)
     if as_json:
         _out(res.to_json())
     else:
@@ -505,7 +508,7 @@ def rollback_cmd(
                 )
             )
     except DeployError as e:
-        _fail(e)
+        _fail(e, as_json=as_json, profile=profile)
     if as_json:
         _out(res)
     else:

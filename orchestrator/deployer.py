@@ -15,12 +15,12 @@ import contextlib
 import json
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.errors import InputError, PreflightRejected
+from orchestrator.errors import InputError, PreflightRejected, Refused, after_change
 from orchestrator.spec import CHECK_SUFFIX, Spec
 
 UNIT_MARK = "# Rendered by deploy from profile "
@@ -203,7 +203,7 @@ async def _start_and_wait(
     )
     if outcome.status == "healthy":
         return start
-    start.diagnosis, start.diagnosed_in_s = await _diagnose(
+    start.diagnosis, start.diagnosed_in_s, unread = await _diagnose(
         spec,
         spec.unit_name,
         invocation,
@@ -211,25 +211,33 @@ async def _start_and_wait(
         user=user,
         timed_out=outcome.status == "timeout",
     )
+    if unread:
+        start.detail += f"; no diagnosis: {unread}"
     return start
 
 
 async def _diagnose(
     spec: Spec, unit: str, invocation: str, state: Any, *, user: bool, timed_out: bool
-) -> tuple[Any, float]:
-    """(diagnosis, seconds it took) for one start of `unit`, off the event loop."""
+) -> tuple[Any, float, str | None]:
+    """(diagnosis, seconds it took, why there is none) for one start of `unit`, off the event
+    loop. A journal that cannot be read (no journalctl, no rights) leaves the start without
+    a diagnosis, and the up goes on to roll back or stop: the service has already been
+    changed, so neither a refusal nor giving up half-way (a crash loop) would be right."""
     t = time.monotonic()
-    diag = await asyncio.to_thread(
-        diagnose_start,
-        spec,
-        unit,
-        invocation,
-        user=user,
-        systemd_result=state.result if state else None,
-        exit_status=_exit_status(state),
-        timed_out=timed_out,
-    )
-    return diag, round(time.monotonic() - t, 3)
+    try:
+        diag = await asyncio.to_thread(
+            diagnose_start,
+            spec,
+            unit,
+            invocation,
+            user=user,
+            systemd_result=state.result if state else None,
+            exit_status=_exit_status(state),
+            timed_out=timed_out,
+        )
+    except Refused as e:
+        return None, round(time.monotonic() - t, 3), e.paragraph()
+    return diag, round(time.monotonic() - t, 3), None
 
 
 async def up(
@@ -289,45 +297,20 @@ async def up(
             done = False
             try:
                 store.step("install")
-                res.changed = install_units(files, unit_dir)
+                res.changed = install_units(files, unit_dir)  # atomic: all or nothing
                 res.actions += [f"installed {n}" for n in res.changed]
-                retired = await liveness.retire(sd, spec, list(files), unit_dir)
-                res.changed += retired
-                res.actions += [f"stopped and removed {n} (liveness = false)" for n in retired]
-                if res.changed or interrupted:
-                    await sd.reload()
-                    res.actions.append("daemon-reload")
-                await sd.enable([spec.unit_name])
-                store.step("restart")
-                start = await _start_and_wait(
-                    sd,
-                    spec,
-                    user=user,
-                    deadline_s=deadline,
-                    on_progress=on_progress,
-                    actions=res.actions,
-                )
-                res.outcome, res.invocation_id, res.detail = (
-                    start.outcome,
-                    start.invocation_id,
-                    start.detail,
-                )
-                res.phase, res.unit_state = start.phase, start.unit_state
-                res.diagnosis, res.diagnosed_in_s = start.diagnosis, start.diagnosed_in_s
-                store.finish(
-                    rel,
-                    start.outcome,
-                    invocation_id=start.invocation_id,
-                    diagnosis=start.diagnosis.category if start.diagnosis is not None else None,
-                )
-                if start.outcome != "healthy":
-                    store.step("rollback")
-                    await _after_failure(
+                with after_change(lambda: _done(res.actions, f"release {rel.number}")):
+                    retired = await liveness.retire(sd, spec, list(files), unit_dir)
+                    res.changed += retired
+                    res.actions += [f"stopped and removed {n} (liveness = false)" for n in retired]
+                    await _apply(
                         sd,
                         spec,
                         store,
                         rel,
                         res,
+                        interrupted=bool(interrupted),
+                        deadline=deadline,
                         unit_dir=unit_dir,
                         user=user,
                         rollback=rollback,
@@ -341,6 +324,58 @@ async def up(
                     store.finish(rel, "interrupted")
             res.elapsed_s = round(time.monotonic() - t0, 3)
             return res
+
+
+def _done(actions: list[str], what: str) -> str:
+    """What deploy had changed, in words, for an error after the first change."""
+    return f"deploy began applying {what}: " + ("; ".join(actions) or "units unchanged")
+
+
+async def _apply(
+    sd: Any,
+    spec: Spec,
+    store: Any,
+    rel: Any,
+    res: UpResult,
+    *,
+    interrupted: bool,
+    deadline: float,
+    unit_dir: Path,
+    user: bool,
+    rollback: bool,
+    on_progress: Callable[[Any], None] | None,
+) -> None:
+    """up past the install: reload, enable, restart, wait; on failure roll back or stop."""
+    if res.changed or interrupted:
+        await sd.reload()
+        res.actions.append("daemon-reload")
+    await sd.enable([spec.unit_name])
+    store.step("restart")
+    start = await _start_and_wait(
+        sd, spec, user=user, deadline_s=deadline, on_progress=on_progress, actions=res.actions
+    )
+    res.outcome, res.invocation_id, res.detail = start.outcome, start.invocation_id, start.detail
+    res.phase, res.unit_state = start.phase, start.unit_state
+    res.diagnosis, res.diagnosed_in_s = start.diagnosis, start.diagnosed_in_s
+    store.finish(
+        rel,
+        start.outcome,
+        invocation_id=start.invocation_id,
+        diagnosis=start.diagnosis.category if start.diagnosis is not None else None,
+    )
+    if start.outcome != "healthy":
+        store.step("rollback")
+        await _after_failure(
+            sd,
+            spec,
+            store,
+            rel,
+            res,
+            unit_dir=unit_dir,
+            user=user,
+            rollback=rollback,
+            on_progress=on_progress,
+        )
 
 
 async def _after_failure(
@@ -395,27 +430,30 @@ async def rollback_to(
 
     files = prev.units
     rel = store.record(files, {"rollback_to": prev.number}, f"rollback to release {prev.number}")
+    changed = install_units(files, unit_dir)  # atomic: all or nothing
     actions: list[str] = []
-    changed = install_units(files, unit_dir)
-    if changed:
-        await sd.reload()
-    start = await _start_and_wait(
-        sd,
-        spec,
-        user=user,
-        deadline_s=float(spec.health.startup_timeout_s),
-        on_progress=on_progress,
-        actions=actions,
-    )
-    store.finish(
-        rel,
-        start.outcome,
-        invocation_id=start.invocation_id,
-        note=f"rollback to release {prev.number} after {reason}",
-    )
-    if start.outcome != "healthy":
-        await sd.stop(spec.unit_name)
-        actions.append(f"stop {spec.unit_name}: the rollback failed too")
+    done = [f"installed {n}" for n in changed]
+    with after_change(lambda: _done(done + actions, f"the rollback to release {prev.number}")):
+        if changed:
+            await sd.reload()
+            done.append("daemon-reload")
+        start = await _start_and_wait(
+            sd,
+            spec,
+            user=user,
+            deadline_s=float(spec.health.startup_timeout_s),
+            on_progress=on_progress,
+            actions=actions,
+        )
+        store.finish(
+            rel,
+            start.outcome,
+            invocation_id=start.invocation_id,
+            note=f"rollback to release {prev.number} after {reason}",
+        )
+        if start.outcome != "healthy":
+            await sd.stop(spec.unit_name)
+            actions.append(f"stop {spec.unit_name}: the rollback failed too")
     return {
         "to_release": prev.number,
         "as_release": rel.number,
@@ -474,13 +512,14 @@ async def _failed_before_start(spec: Spec, sd: Any, result: str, st: Any, user: 
         unit, failed = spec.check_unit_name, check
     else:
         failed = st
-    diag, took = await _diagnose(
+    diag, took, unread = await _diagnose(
         spec, unit, failed.invocation_id, failed, user=user, timed_out=False
     )
     return _Start(
         outcome="failed",
         invocation_id=failed.invocation_id,
-        detail=f"the start job ended '{result}' ({unit}: {failed.active_state}/{failed.sub_state}, result {failed.result})",
+        detail=f"the start job ended '{result}' ({unit}: {failed.active_state}/{failed.sub_state}, result {failed.result})"
+        + (f"; no diagnosis: {unread}" if unread else ""),
         phase=None,
         unit_state=asdict(failed),
         diagnosis=diag,
@@ -647,7 +686,8 @@ async def down(name: str, unit: str, *, state_root: Path, user: bool = False) ->
     async with await Systemd.connect(user=user) as sd:
         with Store(state_root, name).lock("down"):
             result = await sd.stop(unit)
-            await sd.disable([unit])
+            with after_change(f"{unit} was stopped (job {result})"):
+                await sd.disable([unit])
             return [f"stop {unit}: job {result}", f"disabled {unit} (unit files kept)"]
 
 

@@ -1,16 +1,31 @@
-"""The error hierarchy. Every error the CLI reports is one of these.
+"""The error hierarchy. Every error the CLI reports is one of these, and its class alone says
+what happened:
 
-`InputError` and its children mean "refused before any change" and map to exit status 2;
-the message is one paragraph that names the field and the fix.
+- `Refused` (exit status 2, JSON outcome "refused"): refused before any change. Nothing was
+  written, started or stopped; running the command again after the fix is safe. Bad input
+  (`InputError` and its children), unreachable systemd, a held lock, and a systemd call that
+  failed before deploy changed anything.
+- `Failed` (exit status 1, JSON outcome "failed"): something had already been changed (units
+  installed, a restart or stop issued) when the error came. `after_change()` turns a refusal
+  raised past that point, say a D-Bus call that fails after the restart, into a `Failed` that
+  says what had been changed.
+
+The message is one paragraph that names the field and the fix.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Literal
+
 
 class DeployError(Exception):
-    """Base class for every error `deploy` reports to the operator."""
+    """Base class for every error `deploy` reports to the operator. Raise a `Refused` or a
+    `Failed` (or a child): the branch decides the exit status and the JSON outcome."""
 
-    exit_code = 1
+    exit_code: ClassVar[int] = 1
+    outcome: ClassVar[Literal["refused", "failed"]] = "failed"
 
     def __init__(self, message: str, *, field: str | None = None, fix: str | None = None) -> None:
         super().__init__(message)
@@ -29,10 +44,38 @@ class DeployError(Exception):
         return " ".join(parts)
 
 
-class InputError(DeployError):
-    """Bad input, refused before anything was changed (exit 2)."""
+class Refused(DeployError):
+    """Refused before any change: nothing was written, started or stopped (exit 2)."""
 
     exit_code = 2
+    outcome = "refused"
+
+
+class Failed(DeployError):
+    """Failed after a change had been made (exit 1)."""
+
+    exit_code = 1
+    outcome = "failed"
+
+    @classmethod
+    def after(cls, err: DeployError, changed: str) -> Failed:
+        """`err` happened once `changed` (in words) was done, so it is no refusal."""
+        return cls(f"{err.message.rstrip('.')} (after {changed})", field=err.field, fix=err.fix)
+
+
+@contextlib.contextmanager
+def after_change(changed: str | Callable[[], str]) -> Iterator[None]:
+    """Mark the code past the first change: a `Refused` raised inside (a D-Bus call, the
+    journal, the state dir) is re-raised as a `Failed` that names what had been changed
+    (`changed`, or what it returns at that moment)."""
+    try:
+        yield
+    except Refused as e:
+        raise Failed.after(e, changed if isinstance(changed, str) else changed()) from e
+
+
+class InputError(Refused):
+    """Bad input, refused before anything was changed (exit 2)."""
 
 
 class ProfileError(InputError):
@@ -46,14 +89,14 @@ class UnsafeValueError(InputError):
 class PreflightRejected(InputError):
     """Preflight found a config that SGLang would refuse or that cannot be right."""
 
-    def __init__(self, message: str, findings: list | None = None, **kw: object) -> None:
-        super().__init__(message, **kw)  # type: ignore[arg-type]
+    def __init__(self, message: str, findings: list[Any] | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
         self.findings = findings or []
 
 
-class SystemdUnavailable(InputError):
+class SystemdUnavailable(Refused):
     """systemd cannot be reached (no bus, no rights)."""
 
 
-class LockedError(InputError):
+class LockedError(Refused):
     """Another deploy of the same deployment is running."""

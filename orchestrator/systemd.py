@@ -21,7 +21,7 @@ from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 from dbus_fast.errors import AuthError, InvalidAddressError
 
-from orchestrator.errors import DeployError, SystemdUnavailable
+from orchestrator.errors import Refused, SystemdUnavailable
 from orchestrator.files import default_unit_dir, remove_files, write_atomically
 
 SD_NAME = "org.freedesktop.systemd1"
@@ -54,8 +54,15 @@ _ABSENT = {
 }
 
 
-class SystemdError(DeployError):
-    """A systemd call was refused or failed (unit not found, bad unit file, ...)."""
+_LOST_FIX = (
+    "check the D-Bus daemon (systemctl status dbus); once it is back, `deploy status` shows "
+    "where the deployment stands and `deploy up` finishes what was begun"
+)
+
+
+class SystemdError(Refused):
+    """A systemd call was refused or failed (unit not found, bad unit file, the bus lost, ...).
+    A refusal as raised here; the deployer turns it into a `Failed` past its first change."""
 
     def __init__(self, message: str, *, dbus_error: str = "", **kw: Any) -> None:
         super().__init__(message, **kw)
@@ -189,7 +196,7 @@ class _Watch:
     async def __anext__(self) -> UnitState:
         while True:
             if not self._first:
-                await self._event.wait()
+                await self._event.wait()  # poked by a change, or by the bus going away
             self._first = False
             self._event.clear()
             st = await self._sd.state(self.unit)
@@ -208,7 +215,11 @@ class Systemd:
         self._jobs_done: OrderedDict[str, str] = OrderedDict()
         self._reload_waiters: list[asyncio.Future[None]] = []
         self._watches: dict[str, set[_Watch]] = {}
+        self._closing = False
         bus.add_message_handler(self._on_message)
+        # A lost bus must end every wait at once (a watch, a job), not at a deadline.
+        self._lost = asyncio.ensure_future(bus.wait_for_disconnect())
+        self._lost.add_done_callback(self._on_lost)
 
     @classmethod
     async def connect(cls, user: bool = False) -> Systemd:
@@ -249,7 +260,28 @@ class Systemd:
             raise
         return sd
 
+    def _on_lost(self, fut: asyncio.Future[None]) -> None:
+        if not fut.cancelled():
+            fut.exception()  # retrieved: the calls below say what happened
+        if self._closing:
+            return
+        lost = SystemdError(
+            "the connection to systemd was lost (the D-Bus daemon went away)", fix=_LOST_FIX
+        )
+        waiting: list[asyncio.Future[str] | asyncio.Future[None]] = [
+            *self._job_waiters.values(),
+            *self._reload_waiters,
+        ]
+        for waiter in waiting:
+            if not waiter.done():
+                waiter.set_exception(lost)
+        for watches in self._watches.values():
+            for w in watches:
+                w.poke()  # its next state() call raises
+
     def close(self) -> None:
+        self._closing = True
+        self._lost.cancel()
         self._bus.remove_message_handler(self._on_message)
         self._bus.disconnect()
         waiting: list[asyncio.Future[str] | asyncio.Future[None]] = [
@@ -302,17 +334,29 @@ class Systemd:
         interface: str = MANAGER,
         destination: str = SD_NAME,
     ) -> list[Any]:
-        reply = await self._bus.call(
-            Message(
-                destination=destination,
-                path=path,
-                interface=interface,
-                member=member,
-                signature=signature,
-                body=list(body),
+        if not self._bus.connected:
+            raise SystemdError(
+                f"systemd {member} was not sent: the connection to systemd was lost (the D-Bus daemon went away)",
+                fix=_LOST_FIX,
             )
-        )
-        assert reply is not None
+        try:
+            reply = await self._bus.call(
+                Message(
+                    destination=destination,
+                    path=path,
+                    interface=interface,
+                    member=member,
+                    signature=signature,
+                    body=list(body),
+                )
+            )
+        except (EOFError, OSError) as e:
+            raise SystemdError(
+                f"systemd {member} got no answer: the connection to systemd was lost ({type(e).__name__}: {e})",
+                fix=_LOST_FIX,
+            ) from e
+        if reply is None:  # the connection was closed while the call was pending
+            raise SystemdError(f"systemd {member} got no answer: the connection was closed")
         if reply.message_type == MessageType.ERROR:
             name = reply.error_name or "unknown"
             text = str(reply.body[0]) if reply.body else name

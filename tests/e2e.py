@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,19 +132,40 @@ def show(box: Box, unit: str, *props: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
-def start_deploy(box: Box, *args: str, pidfile: str) -> subprocess.Popen[str]:
+def start_deploy(
+    box: Box, *args: str, pidfile: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     """Start the deploy CLI inside the box in the background; its pid (in the box) goes to
     `pidfile` so the test can signal exactly that process."""
     box.run(["rm", "-f", pidfile])  # never read a pid left by an earlier run
     script = 'echo $$ > "$0"; exec "$@"'
     argv = ["sh", "-c", script, pidfile, sys.executable, "-m", "orchestrator.cli", *args]
-    full = ["nsenter", "-t", str(box.pid), "-a", "--", *box._env_argv(None), *argv]
+    full = ["nsenter", "-t", str(box.pid), "-a", "--", *box._env_argv(env), *argv]
     return subprocess.Popen(
         full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
     )
 
 
-def box_pid(box: Box, pidfile: str, timeout_s: float = 5.0) -> int:
+def wait_for(check: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
+    """Poll `check` until it holds. Tests synchronize on events (a file's content, a unit's
+    state, a line of output); the deadline only bounds a test that would otherwise hang."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"{what}: not seen within {timeout_s:g} s"
+        time.sleep(0.05)
+
+
+def inflight_step(box: Box, name: str) -> str | None:
+    """The step of the running up/rollback of deployment `name` (its in-flight marker)."""
+    out = box.run(["cat", f"/var/lib/deploy/{name}/inflight.json"]).stdout
+    try:
+        step = json.loads(out).get("step")
+    except (ValueError, AttributeError):
+        return None
+    return step if isinstance(step, str) else None
+
+
+def box_pid(box: Box, pidfile: str, timeout_s: float = 30.0) -> int:
     t = time.monotonic()
     while time.monotonic() - t < timeout_s:
         out = box.run(["cat", pidfile]).stdout.strip()
