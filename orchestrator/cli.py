@@ -17,7 +17,9 @@ from orchestrator.files import default_unit_dir
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from orchestrator.deployer import DeploymentStatus, UpResult
     from orchestrator.journal import JournalEntry
+    from orchestrator.preflight import Report
     from orchestrator.spec import Spec
 
 app = typer.Typer(
@@ -124,10 +126,7 @@ def validate_cmd(
         raise typer.Exit(2)
 
 
-def _report_text(report: object) -> str:
-    from orchestrator.preflight import Report
-
-    assert isinstance(report, Report)
+def _report_text(report: Report) -> str:
     errors = len(report.errors)
     warnings = sum(f.severity == "warning" for f in report.findings)
     verdict = "will start" if report.ok else "will NOT start"
@@ -290,10 +289,7 @@ def up_cmd(
     raise typer.Exit(res.exit_code)
 
 
-def _up_text(res: object) -> str:
-    from orchestrator.deployer import UpResult
-
-    assert isinstance(res, UpResult)
+def _up_text(res: UpResult) -> str:
     lines = [f"warning: {w['rule']}: {w['message']}" for w in res.warnings]
     lines.extend(a for a in res.actions if a.startswith("found an interrupted"))
     if res.unchanged:
@@ -312,8 +308,8 @@ def _up_text(res: object) -> str:
     rb = res.rollback
     if rb is not None:
         lines.append(
-            f"rolled back to release {rb['to_release']} (recorded as release {rb['as_release']}): "
-            + (rb["outcome"] if rb["outcome"] == "healthy" else f"{rb['outcome']}, {rb['detail']}")
+            f"rolled back to release {rb.to_release} (recorded as release {rb.as_release}): "
+            + (rb.outcome if rb.outcome == "healthy" else f"{rb.outcome}, {rb.detail}")
         )
     return "\n".join(lines)
 
@@ -337,7 +333,7 @@ def status_cmd(
     try:
         if profile is not None:
             name = _deployment_name(profile)
-        rows = asyncio.run(
+        res = asyncio.run(
             deployer.status(
                 unit_dir or default_unit_dir(user),
                 state_root=_state_root(state_dir),
@@ -348,27 +344,25 @@ def status_cmd(
     except DeployError as e:
         _fail(e)
     if as_json:
-        _out(rows)
+        _out(res.to_json())
         return
-    if not rows:
-        typer.echo(
-            f"no deployments{f' named {name}' if name else ''} in {unit_dir or default_unit_dir(user)}"
-        )
+    if not res.deployments:
+        typer.echo(f"no deployments{f' named {name}' if name else ''} in {res.unit_dir}")
         if name:
             raise typer.Exit(1)
         return
-    for r in rows:
-        typer.echo(_status_text(r))
+    for d in res.deployments:
+        typer.echo(_status_text(d))
 
 
-def _status_text(r: dict) -> str:
-    since = f"for {_ago(r['for_s'])}" if r.get("for_s") is not None else ""
+def _status_text(d: DeploymentStatus) -> str:
+    since = f"for {_ago(d.for_s)}" if d.for_s is not None else ""
     lines = [
-        f"{r['profile']}  {r['unit']}",
-        f"  unit:     {r['active_state']}/{r['sub_state']} {since} (result {r['result']}, restarts {r['restarts']}, pid {r['main_pid'] or '-'})",
-        f"  health:   {r['health']['detail']}  ({r['health_url']})",
+        f"{d.profile}  {d.unit}",
+        f"  unit:     {d.active_state}/{d.sub_state} {since} (result {d.result}, restarts {d.restarts}, pid {d.main_pid or '-'})",
+        f"  health:   {d.health.detail}  ({d.health_url})",
     ]
-    s = r.get("server") or {}
+    s = d.server
     if s:
         spec = ""
         if s.get("speculative_algorithm"):
@@ -376,13 +370,13 @@ def _status_text(r: dict) -> str:
             if "avg_spec_accept_length" in s:
                 spec += f", accept length {s['avg_spec_accept_length']}"
         lines.append(f"  server:   {s.get('model_path')} tp={s.get('tp_size')}{spec}")
-    rel = r.get("release")
+    rel = d.release
     if rel:
-        lines.append(f"  release:  {rel['number']} ({rel['outcome']}, {rel['created']})")
+        lines.append(f"  release:  {rel.number} ({rel.outcome}, {rel.created})")
     from orchestrator.incidents import status_lines
 
-    lines += status_lines(r)
-    intr = r.get("interrupted")
+    lines += status_lines(d.to_json())
+    intr = d.interrupted
     if intr:
         lines.append(
             f"  INTERRUPTED: a {intr.get('action')} by pid {intr.get('pid')} since {intr.get('since')} stopped at step "
@@ -421,15 +415,13 @@ def down_cmd(
     try:
         name = _deployment_name(profile)
         unit = f"sglang-{name}.service"
-        actions = asyncio.run(
-            deployer.down(name, unit, state_root=_state_root(state_dir), user=user)
-        )
+        res = asyncio.run(deployer.down(name, unit, state_root=_state_root(state_dir), user=user))
     except DeployError as e:
         _fail(e)
     if as_json:
-        _out({"profile": name, "unit": unit, "actions": actions})
+        _out(res.to_json())
     else:
-        typer.echo("\n".join(actions))
+        typer.echo("\n".join(res.actions))
 
 
 @app.command("history")
@@ -438,33 +430,23 @@ def history_cmd(
 ) -> None:
     """The releases of a deployment (number, time, outcome, diagnosis), and its incidents in
     between (`!`: a stop nobody asked for, or a hang the liveness watcher restarted)."""
-    from dataclasses import asdict
-
     from orchestrator import incidents
-    from orchestrator.releases import Store
+    from orchestrator.releases import history
 
     try:
-        name = _deployment_name(profile)
+        res = history(_state_root(state_dir), _deployment_name(profile))
     except DeployError as e:
         _fail(e)
-    store = Store(_state_root(state_dir), name)
-    rels = store.releases()
-    incs = incidents.load(_state_root(state_dir), name)
     if as_json:
-        _out(
-            {
-                "profile": name,
-                "releases": [{k: v for k, v in asdict(r).items() if k != "units"} for r in rels],
-                "incidents": [i.to_json() for i in incs],
-                "interrupted": store.interrupted(),
-            }
-        )
+        _out(res.to_json())
         return
-    if not rels and not incs:
-        typer.echo(f"{name}: no releases in {store.dir}")
+    if not res.releases and not res.incidents:
+        typer.echo(f"{res.profile}: no releases in {res.dir}")
         return
-    timeline = [(incidents.history_sort_key(i.when), incidents.history_line(i)) for i in incs]
-    for r in rels:
+    timeline = [
+        (incidents.history_sort_key(i.when), incidents.history_line(i)) for i in res.incidents
+    ]
+    for r in res.releases:
         extra = f" diagnosis={r.diagnosis}" if r.diagnosis else ""
         note = (
             f"  ({r.note})"
@@ -510,14 +492,14 @@ def rollback_cmd(
     except DeployError as e:
         _fail(e, as_json=as_json, profile=profile)
     if as_json:
-        _out(res)
+        _out(res.to_json())
     else:
         typer.echo(
-            f"{spec.unit_name}: rolled back to release {res['to_release']} (release {res['as_release']}): {res['outcome']}"
+            f"{spec.unit_name}: rolled back to release {res.to_release} (release {res.as_release}): {res.outcome}"
         )
-        if res["diagnosis"]:
-            typer.echo(res["diagnosis"]["summary"])
-    raise typer.Exit(0 if res["outcome"] == "healthy" else 1)
+        if res.diagnosis is not None:
+            typer.echo(res.diagnosis.summary)
+    raise typer.Exit(res.exit_code)
 
 
 @app.command("logs")

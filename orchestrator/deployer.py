@@ -1,11 +1,14 @@
 """The controller: apply a spec to systemd and know, fast, whether the server came up.
 
-    up:     preflight -> render -> connect -> install (atomic) -> reload -> enable ->
-            restart -> wait (unit state + /health + journal phases) -> diagnosis on failure
-    status: unit state, restarts, health and what the server says about itself
-    down:   stop and disable, unit files kept
+    up:       preflight -> render -> connect -> install (atomic) -> reload -> enable ->
+              restart -> wait (unit state + /health + journal phases) -> diagnosis on failure
+    status:   unit state, restarts, health and what the server says about itself
+    down:     stop and disable, unit files kept
+    rollback: an earlier release's units back, restart, wait
 
-Plain data in and out; the CLI prints it.
+Plain data in and out: each command returns one result dataclass (`UpResult`, `StatusResult`,
+`DownResult`, `RollbackResult`; `deploy history` is `releases.HistoryResult`) with
+`to_json()`; the CLI prints it.
 """
 
 from __future__ import annotations
@@ -16,22 +19,57 @@ import json
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.errors import InputError, PreflightRejected, Refused, after_change
 from orchestrator.spec import CHECK_SUFFIX, Spec
+
+if TYPE_CHECKING:  # at run time these modules load only when a command needs them
+    from orchestrator.diagnose import Diagnosis
+    from orchestrator.gpus import GpuReport
+    from orchestrator.health import Progress
+    from orchestrator.releases import Release, Store
+    from orchestrator.systemd import Systemd, UnitState
+
+    OnProgress = Callable[[Progress], None]
+
+Outcome = Literal["healthy", "failed", "timeout"]
 
 UNIT_MARK = "# Rendered by deploy from profile "
 HEALTH_MARK = "# deploy-health-url: "
 
 
 @dataclass
+class RollbackResult:
+    """`deploy rollback`, or the rollback a failed `up` did: release `to_release`'s units
+    back, recorded as release `as_release`."""
+
+    to_release: int
+    as_release: int
+    outcome: Outcome
+    detail: str
+    invocation_id: str
+    installed: list[str]
+    actions: list[str]
+    diagnosis: Diagnosis | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.outcome == "healthy" else 1
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(replace(self, diagnosis=None))
+        d["diagnosis"] = self.diagnosis.to_json() if self.diagnosis is not None else None
+        return d
+
+
+@dataclass
 class UpResult:
     profile: str
     unit: str
-    outcome: Literal["healthy", "failed", "timeout"]
+    outcome: Outcome
     elapsed_s: float
     invocation_id: str = ""
     changed: list[str] = field(default_factory=list)
@@ -40,27 +78,27 @@ class UpResult:
     phase: str | None = None
     unit_state: dict[str, Any] = field(default_factory=dict)
     warnings: list[dict[str, Any]] = field(default_factory=list)
-    diagnosis: Any = None  # orchestrator.diagnose.Diagnosis
+    diagnosis: Diagnosis | None = None
     diagnosed_in_s: float | None = None
     release: int | None = None
     unchanged: bool = False
-    rollback: dict[str, Any] | None = None
+    rollback: RollbackResult | None = None
 
     @property
     def exit_code(self) -> int:
         return 0 if self.outcome == "healthy" else 1
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = asdict(replace(self, diagnosis=None, rollback=None))
         d["diagnosis"] = self.diagnosis.to_json() if self.diagnosis is not None else None
+        d["rollback"] = self.rollback.to_json() if self.rollback is not None else None
         return d
 
 
-def _preflight(spec: Spec, gpus: Any = None) -> list[dict[str, Any]]:
+def _preflight(spec: Spec, gpus: GpuReport | None = None) -> list[dict[str, Any]]:
     from orchestrator import preflight
 
-    kw = {"gpus": gpus} if gpus is not None else {}
-    report = preflight.run(spec, on_box=True, **kw)
+    report = preflight.run(spec, on_box=True, gpus=gpus)
     if not report.ok:
         first = report.errors[0]
         raise PreflightRejected(
@@ -95,7 +133,7 @@ def diagnose_start(
     systemd_result: str | None,
     exit_status: str | None,
     timed_out: bool,
-) -> Any:
+) -> Diagnosis:
     """Read the journal of that very start and name the cause."""
     from orchestrator import diagnose, journal
 
@@ -128,7 +166,7 @@ def diagnose_start(
     )
 
 
-def _exit_status(st: Any) -> str | None:
+def _exit_status(st: UnitState | None) -> str | None:
     """systemd's way of writing how the main process ended: "1", or "9/KILL" for a signal."""
     import signal
 
@@ -157,22 +195,22 @@ async def _healthy_now(url: str) -> bool:
 class _Start:
     """How one start of the server went."""
 
-    outcome: Literal["healthy", "failed", "timeout"]
+    outcome: Outcome
     invocation_id: str
     detail: str
     phase: str | None
     unit_state: dict[str, Any]
-    diagnosis: Any = None
+    diagnosis: Diagnosis | None = None
     diagnosed_in_s: float | None = None
 
 
 async def _start_and_wait(
-    sd: Any,
+    sd: Systemd,
     spec: Spec,
     *,
     user: bool,
     deadline_s: float,
-    on_progress: Callable[[Any], None] | None,
+    on_progress: OnProgress | None,
     actions: list[str],
 ) -> _Start:
     """reset-failed, restart, wait; on failure read the journal of that very start."""
@@ -217,8 +255,14 @@ async def _start_and_wait(
 
 
 async def _diagnose(
-    spec: Spec, unit: str, invocation: str, state: Any, *, user: bool, timed_out: bool
-) -> tuple[Any, float, str | None]:
+    spec: Spec,
+    unit: str,
+    invocation: str,
+    state: UnitState | None,
+    *,
+    user: bool,
+    timed_out: bool,
+) -> tuple[Diagnosis | None, float, str | None]:
     """(diagnosis, seconds it took, why there is none) for one start of `unit`, off the event
     loop. A journal that cannot be read (no journalctl, no rights) leaves the start without
     a diagnosis, and the up goes on to roll back or stop: the service has already been
@@ -250,8 +294,8 @@ async def up(
     preflight: bool = True,
     force_restart: bool = False,
     rollback: bool = True,
-    gpus: Any = None,
-    on_progress: Callable[[Any], None] | None = None,
+    gpus: GpuReport | None = None,
+    on_progress: OnProgress | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
     from orchestrator import liveness, render
@@ -332,10 +376,10 @@ def _done(actions: list[str], what: str) -> str:
 
 
 async def _apply(
-    sd: Any,
+    sd: Systemd,
     spec: Spec,
-    store: Any,
-    rel: Any,
+    store: Store,
+    rel: Release,
     res: UpResult,
     *,
     interrupted: bool,
@@ -343,7 +387,7 @@ async def _apply(
     unit_dir: Path,
     user: bool,
     rollback: bool,
-    on_progress: Callable[[Any], None] | None,
+    on_progress: OnProgress | None,
 ) -> None:
     """up past the install: reload, enable, restart, wait; on failure roll back or stop."""
     if res.changed or interrupted:
@@ -379,16 +423,16 @@ async def _apply(
 
 
 async def _after_failure(
-    sd: Any,
+    sd: Systemd,
     spec: Spec,
-    store: Any,
-    rel: Any,
+    store: Store,
+    rel: Release,
     res: UpResult,
     *,
     unit_dir: Path,
     user: bool,
     rollback: bool,
-    on_progress: Callable[[Any], None] | None,
+    on_progress: OnProgress | None,
 ) -> None:
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
     from orchestrator.incidents import settle
@@ -415,16 +459,16 @@ async def _after_failure(
 
 
 async def rollback_to(
-    sd: Any,
+    sd: Systemd,
     spec: Spec,
-    store: Any,
-    prev: Any,
+    store: Store,
+    prev: Release,
     *,
     unit_dir: Path,
     user: bool,
-    on_progress: Callable[[Any], None] | None,
+    on_progress: OnProgress | None,
     reason: str,
-) -> dict[str, Any]:
+) -> RollbackResult:
     """Install release `prev`'s units, restart, wait; recorded as a release of its own."""
     from orchestrator.systemd import install_units
 
@@ -454,16 +498,16 @@ async def rollback_to(
         if start.outcome != "healthy":
             await sd.stop(spec.unit_name)
             actions.append(f"stop {spec.unit_name}: the rollback failed too")
-    return {
-        "to_release": prev.number,
-        "as_release": rel.number,
-        "outcome": start.outcome,
-        "detail": start.detail,
-        "invocation_id": start.invocation_id,
-        "installed": changed,
-        "actions": actions,
-        "diagnosis": start.diagnosis.to_json() if start.diagnosis is not None else None,
-    }
+    return RollbackResult(
+        to_release=prev.number,
+        as_release=rel.number,
+        outcome=start.outcome,
+        detail=start.detail,
+        invocation_id=start.invocation_id,
+        installed=changed,
+        actions=actions,
+        diagnosis=start.diagnosis,
+    )
 
 
 def _check_writable(directory: Path, option: str) -> None:
@@ -503,7 +547,9 @@ def _read(path: Path) -> str | None:
         return None
 
 
-async def _failed_before_start(spec: Spec, sd: Any, result: str, st: Any, user: bool) -> _Start:
+async def _failed_before_start(
+    spec: Spec, sd: Systemd, result: str, st: UnitState, user: bool
+) -> _Start:
     """The restart job itself failed: the check oneshot failed ("dependency") or systemd
     refused (start limit). Diagnose from the unit that failed."""
     unit = spec.unit_name
@@ -617,19 +663,75 @@ def _server_facts(info: Any) -> dict[str, Any]:
     return facts
 
 
+@dataclass(frozen=True)
+class Health:
+    """GET health_url: the HTTP status (None: no answer) and what happened, in words."""
+
+    status: int | None
+    detail: str
+
+
+@dataclass
+class DeploymentStatus:
+    """One deployment as `deploy status` sees it."""
+
+    profile: str
+    unit: str
+    active_state: str
+    sub_state: str
+    result: str
+    since_us: int
+    for_s: float | None
+    restarts: int
+    main_pid: int
+    invocation_id: str
+    health_url: str
+    health: Health
+    server: dict[str, Any]  # what /server_info says (see _server_facts); {} when it did not answer
+    release: Release | None = None  # the latest release; None when none or not readable
+    interrupted: dict[str, Any] | None = None  # the marker of an up/rollback that did not finish
+    # day 2 (orchestrator/incidents.py status_fields): the last incident, how many in 24 h,
+    # the liveness watcher's state
+    last_incident: dict[str, Any] | None = None
+    incidents_24h: int = 0
+    liveness: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["health"] = asdict(self.health)
+        d["server"] = dict(self.server)
+        r = self.release
+        d["release"] = (
+            {"number": r.number, "outcome": r.outcome, "created": r.created} if r else None
+        )
+        return d
+
+
+@dataclass
+class StatusResult:
+    """`deploy status`: the deployments found in unit_dir (only `only`, when given)."""
+
+    unit_dir: Path
+    only: str | None
+    deployments: list[DeploymentStatus]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [d.to_json() for d in self.deployments]
+
+
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
-) -> list[dict[str, Any]]:
+) -> StatusResult:
     from orchestrator import incidents
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
     if not deps:
-        return []
+        return StatusResult(unit_dir, only, [])
     now_us = time.time() * 1e6
     async with await Systemd.connect(user=user) as sd:
 
-        async def one(d: Deployment) -> dict[str, Any]:
+        async def one(d: Deployment) -> DeploymentStatus:
             st = await sd.state(d.unit)
             base = d.health_url.rsplit("/", 1)[0] if d.health_url.count("/") > 2 else d.health_url
             (code, _, words), (icode, info, _) = await asyncio.gather(
@@ -637,49 +739,61 @@ async def status(
                 asyncio.to_thread(_get_json, base + "/server_info"),
             )
             since = st.state_change_timestamp_us
-            return {
-                "profile": d.name,
-                "unit": d.unit,
-                "active_state": st.active_state,
-                "sub_state": st.sub_state,
-                "result": st.result,
-                "since_us": since,
-                "for_s": round((now_us - since) / 1e6, 1) if since else None,
-                "restarts": st.n_restarts,
-                "main_pid": st.main_pid,
-                "invocation_id": st.invocation_id,
-                "health_url": d.health_url,
-                "health": {
-                    "status": code,
-                    "detail": "healthy" if code == 200 else (f"{code} {words}" if code else words),
-                },
-                "server": _server_facts(info) if icode == 200 else {},
-                **_state_facts(state_root, d.name),
+            release, interrupted = _state_facts(state_root, d.name)
+            return DeploymentStatus(
+                profile=d.name,
+                unit=d.unit,
+                active_state=st.active_state,
+                sub_state=st.sub_state,
+                result=st.result,
+                since_us=since,
+                for_s=round((now_us - since) / 1e6, 1) if since else None,
+                restarts=st.n_restarts,
+                main_pid=st.main_pid,
+                invocation_id=st.invocation_id,
+                health_url=d.health_url,
+                health=Health(
+                    status=code,
+                    detail="healthy" if code == 200 else (f"{code} {words}" if code else words),
+                ),
+                server=_server_facts(info) if icode == 200 else {},
+                release=release,
+                interrupted=interrupted,
                 **incidents.status_fields(state_root, d.name, unit_dir=unit_dir),
-            }
+            )
 
-        return list(await asyncio.gather(*(one(d) for d in deps)))
+        return StatusResult(unit_dir, only, list(await asyncio.gather(*(one(d) for d in deps))))
 
 
-def _state_facts(state_root: Path | None, name: str) -> dict[str, Any]:
+def _state_facts(
+    state_root: Path | None, name: str
+) -> tuple[Release | None, dict[str, Any] | None]:
+    """(latest release, interrupted marker); (None, None) when the state dir cannot be read."""
     if state_root is None:
-        return {}
+        return None, None
     from orchestrator.releases import Store
 
     store = Store(state_root, name)
     try:
         latest = store.latest()
     except (OSError, InputError):  # a state dir this user cannot read: say nothing, not fail
-        return {}
-    return {
-        "release": {"number": latest.number, "outcome": latest.outcome, "created": latest.created}
-        if latest
-        else None,
-        "interrupted": store.interrupted(),
-    }
+        return None, None
+    return latest, store.interrupted()
 
 
-async def down(name: str, unit: str, *, state_root: Path, user: bool = False) -> list[str]:
+@dataclass
+class DownResult:
+    """`deploy down`: stopped and disabled; the unit files are kept."""
+
+    profile: str
+    unit: str
+    actions: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def down(name: str, unit: str, *, state_root: Path, user: bool = False) -> DownResult:
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd
 
@@ -688,7 +802,9 @@ async def down(name: str, unit: str, *, state_root: Path, user: bool = False) ->
             result = await sd.stop(unit)
             with after_change(f"{unit} was stopped (job {result})"):
                 await sd.disable([unit])
-            return [f"stop {unit}: job {result}", f"disabled {unit} (unit files kept)"]
+            return DownResult(
+                name, unit, [f"stop {unit}: job {result}", f"disabled {unit} (unit files kept)"]
+            )
 
 
 async def rollback(
@@ -698,8 +814,8 @@ async def rollback(
     state_root: Path,
     to: int | None = None,
     user: bool = False,
-    on_progress: Callable[[Any], None] | None = None,
-) -> dict[str, Any]:
+    on_progress: OnProgress | None = None,
+) -> RollbackResult:
     """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
     what is installed now."""
     from orchestrator import render
@@ -708,7 +824,7 @@ async def rollback(
 
     store = Store(state_root, spec.name)
 
-    def target() -> Any:
+    def target() -> Release:
         installed = {n: _read(unit_dir / n) or "" for n in render.render(spec, user_mode=user)}
         t = (
             store.get(to)

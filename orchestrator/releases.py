@@ -22,10 +22,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import InputError, LockedError
 from orchestrator.files import write_atomically
+
+if TYPE_CHECKING:
+    from orchestrator.incidents import Incident
 
 DEFAULT_STATE_DIR = Path("/var/lib/deploy")
 
@@ -224,6 +227,38 @@ class Store:
             yield
         finally:
             os.close(fd)  # releases the flock
+
+
+@dataclass
+class HistoryResult:
+    """`deploy history`: the releases of a deployment and its incidents, oldest first."""
+
+    profile: str
+    dir: Path  # where they are kept
+    releases: list[Release]
+    incidents: list[Incident]  # stops nobody asked for, hangs the watcher restarted
+    interrupted: dict[str, Any] | None  # the marker of an up/rollback that did not finish
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "releases": [
+                {k: v for k, v in asdict(r).items() if k != "units"} for r in self.releases
+            ],
+            "incidents": [i.to_json() for i in self.incidents],
+            "interrupted": self.interrupted,
+        }
+
+
+def history(root: Path, name: str) -> HistoryResult:
+    """The releases and incidents of deployment `name` under the state dir `root`
+    (InputError when unreadable). Here, not in deployer.py: `deploy history` needs no D-Bus."""
+    from orchestrator import incidents
+
+    store = Store(root, name)
+    return HistoryResult(
+        name, store.dir, store.releases(), incidents.load(root, name), store.interrupted()
+    )
 
 
 def _alive(pid: int) -> bool:

@@ -412,13 +412,9 @@ async def starting_point(
     from orchestrator import deployer, render
     from orchestrator.releases import Store, digest
 
-    rows = await deployer.status(unit_dir, state_root=state_root, user=user, only=spec.name)
-    row = rows[0] if rows else None
-    running = bool(
-        row
-        and row.get("active_state") == "active"
-        and (row.get("health") or {}).get("status") == 200
-    )
+    now = await deployer.status(unit_dir, state_root=state_root, user=user, only=spec.name)
+    row = now.deployments[0] if now.deployments else None
+    running = bool(row and row.active_state == "active" and row.health.status == 200)
     release = None
     names = render.render(spec, user_mode=user)
     installed = {}
@@ -646,7 +642,7 @@ async def _finish(sweep: Sweep, r: Runner) -> dict[str, Any]:
             "outcome": res.outcome,
             "release": res.release if res.release is not None else _latest_release(r, spec),
             "restarted": not res.unchanged,
-            "rollback": res.rollback,
+            "rollback": res.rollback.to_json() if res.rollback is not None else None,
         }
     store = Store(r.state_root, spec.name)
     latest = store.latest()
@@ -659,7 +655,7 @@ async def _finish(sweep: Sweep, r: Runner) -> dict[str, Any]:
         and latest.digest == store.get(int(start["release"])).digest
     ):
         st = await deployer.status(r.unit_dir, state_root=r.state_root, user=r.user, only=spec.name)
-        if st and (st[0].get("health") or {}).get("status") == 200:
+        if st.deployments and st.deployments[0].health.status == 200:
             return {
                 "done": True,
                 "action": "unchanged",
@@ -678,10 +674,8 @@ async def _back(sweep: Sweep, r: Runner) -> dict[str, Any]:
 
     spec, start = r.spec, sweep.start
     if not start.get("running"):
-        actions = await deployer.down(
-            spec.name, spec.unit_name, state_root=r.state_root, user=r.user
-        )
-        return {"action": "stopped", "outcome": "stopped", "actions": actions}
+        down = await deployer.down(spec.name, spec.unit_name, state_root=r.state_root, user=r.user)
+        return {"action": "stopped", "outcome": "stopped", "actions": down.actions}
     cm = r.progress() if r.progress is not None else contextlib.nullcontext(None)
     with cm as on_progress:
         if start.get("release") is not None:
@@ -695,10 +689,10 @@ async def _back(sweep: Sweep, r: Runner) -> dict[str, Any]:
             )
             return {
                 "action": "restored",
-                "release": rb["as_release"],
-                "to_release": rb["to_release"],
-                "outcome": rb["outcome"],
-                "diagnosis": rb["diagnosis"],
+                "release": rb.as_release,
+                "to_release": rb.to_release,
+                "outcome": rb.outcome,
+                "diagnosis": rb.to_json()["diagnosis"],
             }
         res = await deployer.up(  # serving, but from units no release recorded: the profile
             spec,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from orchestrator import deployer, profiles
 
@@ -15,3 +16,91 @@ def test_the_applied_spec_is_recorded_as_plain_json() -> None:
     assert data["server"]["speculative_algorithm"] == "EAGLE3"
     assert data["sglang"]["version"] == spec.sglang.version
     assert data["unit"]["python"] == spec.unit.python
+
+
+def test_results_keep_the_json_shapes() -> None:
+    """One result dataclass per command; to_json() gives the shapes the CLI always printed."""
+    from orchestrator.deployer import (
+        DeploymentStatus,
+        DownResult,
+        Health,
+        RollbackResult,
+        StatusResult,
+        UpResult,
+    )
+    from orchestrator.releases import Release
+
+    rb = RollbackResult(1, 3, "healthy", "ok", "ab" * 16, ["x.service"], ["restart x: job done"])
+    assert list(rb.to_json()) == [
+        "to_release",
+        "as_release",
+        "outcome",
+        "detail",
+        "invocation_id",
+        "installed",
+        "actions",
+        "diagnosis",
+    ]
+    assert rb.exit_code == 0 and rb.to_json()["diagnosis"] is None
+    up = UpResult("p", "sglang-p.service", "failed", 1.0, rollback=rb)
+    assert up.to_json()["rollback"] == rb.to_json() and up.exit_code == 1
+    json.dumps(up.to_json())
+    rel = Release(2, "2026-01-01T00:00:00+00:00", "built-in", "d" * 16, outcome="healthy")
+    row = DeploymentStatus(
+        profile="p",
+        unit="sglang-p.service",
+        active_state="active",
+        sub_state="running",
+        result="success",
+        since_us=1,
+        for_s=2.0,
+        restarts=0,
+        main_pid=7,
+        invocation_id="ab" * 16,
+        health_url="http://127.0.0.1:30000/health",
+        health=Health(200, "healthy"),
+        server={"tp_size": 8},
+        release=rel,
+    )
+    out = StatusResult(Path("/etc/systemd/system"), None, [row]).to_json()
+    assert out == [
+        {
+            "profile": "p",
+            "unit": "sglang-p.service",
+            "active_state": "active",
+            "sub_state": "running",
+            "result": "success",
+            "since_us": 1,
+            "for_s": 2.0,
+            "restarts": 0,
+            "main_pid": 7,
+            "invocation_id": "ab" * 16,
+            "health_url": "http://127.0.0.1:30000/health",
+            "health": {"status": 200, "detail": "healthy"},
+            "server": {"tp_size": 8},
+            "release": {"number": 2, "outcome": "healthy", "created": rel.created},
+            "interrupted": None,
+            "last_incident": None,
+            "incidents_24h": 0,
+            "liveness": {},
+        }
+    ]
+    assert DownResult("p", "sglang-p.service", ["stop"]).to_json() == {
+        "profile": "p",
+        "unit": "sglang-p.service",
+        "actions": ["stop"],
+    }
+
+
+def test_history_result_from_a_real_store(tmp_path: Path) -> None:
+    from orchestrator.releases import Store, history
+
+    store = Store(tmp_path, "p")
+    rel = store.record({"sglang-p.service": "[Service]\n"}, {"name": "p"}, "built-in")
+    store.finish(rel, "healthy")
+    res = history(tmp_path, "p")
+    assert [r.number for r in res.releases] == [1] and res.dir == tmp_path / "p"
+    data = res.to_json()
+    assert list(data) == ["profile", "releases", "incidents", "interrupted"]
+    assert data["releases"][0]["outcome"] == "healthy" and "units" not in data["releases"][0]
+    assert history(tmp_path, "absent").releases == []
