@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
+from orchestrator import redact
 from orchestrator.errors import DeployError, InputError
 from orchestrator.files import default_unit_dir
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from orchestrator.deployer import DeploymentStatus, UpResult
     from orchestrator.journal import JournalEntry
@@ -51,6 +52,13 @@ UnitDirOpt = Annotated[
         help="Where unit files live (default /etc/systemd/system, or the user dir with --user).",
     ),
 ]
+
+
+@app.callback()
+def _boundary(ctx: typer.Context) -> None:
+    """Every command's output, stdout and stderr, text and JSON, passes through one
+    redaction boundary (orchestrator/redact.py) until the command ends."""
+    ctx.with_resource(redact.guard())
 
 
 def _fail(err: DeployError, *, as_json: bool = False, profile: str | None = None) -> NoReturn:
@@ -537,7 +545,7 @@ def logs_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """The journal of one start of a deployment, like journalctl; --classify diagnoses it."""
-    from orchestrator import journal, redact
+    from orchestrator import journal
 
     spec: Spec | None = None
     try:
@@ -549,24 +557,25 @@ def logs_cmd(
                 field="PROFILE",
                 fix="name the profile (deploy logs kimi-k26-eagle3) or pass --input FILE",
             )
-        clean = redact.redactor(redact.secret_values(spec))
         unit = spec.unit_name if spec else f"sglang-{profile}.service"
+        if spec is None and profile is not None:  # a bare name: the installed unit's secrets
+            redact.register_units({unit: _read_unit(default_unit_dir(user) / unit)})
         if input_file is not None:
             text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
             entries: Sequence[JournalEntry] = journal.JournalLines(text)
         else:
             if follow and not classify:
-                _follow(unit, invocation, user, since, clean)
+                _follow(unit, invocation, user, since)
                 return
             inv = invocation if invocation or since else journal.latest_invocation(unit, user=user)
             entries = journal.read(unit, user=user, invocation=inv, lines=lines, since=since)
         if not classify:
             if as_json:
                 for e in entries:
-                    typer.echo(clean(json.dumps(e.to_json(), default=str)))
+                    typer.echo(json.dumps(e.to_json(), default=str))
             else:
                 for e in entries:
-                    typer.echo(clean(e.format_short()))
+                    typer.echo(e.format_short())
             return
         from orchestrator import diagnose
 
@@ -578,9 +587,9 @@ def logs_cmd(
     except DeployError as e:
         _fail(e)
     if as_json:
-        typer.echo(clean(json.dumps(diag.to_json(), indent=2, default=str)))
+        typer.echo(json.dumps(diag.to_json(), indent=2, default=str))
     else:
-        typer.echo(clean(diag.render_text()))
+        typer.echo(diag.render_text())
 
 
 def _try_profile(profile: str) -> Spec | None:
@@ -608,9 +617,14 @@ def _read_input(path: str) -> str:
         ) from None
 
 
-def _follow(
-    unit: str, invocation: str | None, user: bool, since: str | None, clean: Callable[[str], str]
-) -> None:
+def _read_unit(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _follow(unit: str, invocation: str | None, user: bool, since: str | None) -> None:
     import asyncio
 
     from orchestrator import journal
@@ -619,7 +633,7 @@ def _follow(
         async for e in journal.follow(
             unit, invocation=invocation, user=user, lines=10, since=since
         ):
-            typer.echo(clean(e.format_short()))
+            typer.echo(e.format_short())
 
     asyncio.run(run())
 
@@ -648,7 +662,8 @@ def main() -> None:
     """Run the CLI, then leave without the interpreter's ~0.2 s module teardown: every file
     deploy writes is closed and fsynced by then, so only the output streams need flushing."""
     try:
-        app()
+        with redact.guard():  # also around what typer prints itself, tracebacks included
+            app()
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)

@@ -470,9 +470,11 @@ async def rollback_to(
     reason: str,
 ) -> RollbackResult:
     """Install release `prev`'s units, restart, wait; recorded as a release of its own."""
+    from orchestrator import redact
     from orchestrator.systemd import install_units
 
     files = prev.units
+    redact.register_units(files)  # an earlier release may name another environment file
     rel = store.record(files, {"rollback_to": prev.number}, f"rollback to release {prev.number}")
     changed = install_units(files, unit_dir)  # atomic: all or nothing
     actions: list[str] = []
@@ -586,14 +588,18 @@ class Deployment:
 
 def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
     """The deployments whose server units deploy rendered into unit_dir."""
+    from orchestrator import redact
+
     out = []
     for p in sorted(unit_dir.glob("sglang-*.service")):
         if p.name.endswith(f"{CHECK_SUFFIX}.service"):  # a check oneshot, not a server
             continue
         try:
-            head = p.read_text(encoding="utf-8", errors="replace").splitlines()[:6]
+            text = p.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
+        redact.register_units({p.name: text})  # status prints nothing of it; defence in depth
+        head = text.splitlines()[:6]
         name = next(
             (ln[len(UNIT_MARK) :].split(" ")[0] for ln in head if ln.startswith(UNIT_MARK)), None
         )

@@ -202,3 +202,65 @@ def test_secrets_never_printed(sbox: Box) -> None:
     loose = deploy(sbox, "up", p, "--force-restart")
     assert loose.rc == 2 and "environment-file" in loose.stderr and "chmod 0600" in loose.stderr
     deploy(sbox, "down", p)
+
+
+FAIL_TOKEN = "plantedHFtoken-without-prefix-9911"
+FAIL_KEY = "sk-planted-healthy-key-5521"
+FAIL_VALUE = "planted-value-0815x"
+
+
+def test_secrets_never_printed_by_a_failed_start(sbox: Box) -> None:
+    """A failed up and a failed rollback print the journal's evidence; the environment file's
+    values appear in no output of up, rollback, logs, status or history, text or JSON."""
+    env_file = "/etc/sglang/safe-failsecret.env"
+    sbox.write_file(env_file, f"HF_TOKEN={FAIL_TOKEN}\nSGLANG_API_KEY={FAIL_KEY}\n", mode="0600")
+    name = "safe-failsecret"
+    p = profile(
+        name,
+        port=31106,
+        env=FAST,
+        unit_extra={"environment_file": env_file, "api_key_env": "SGLANG_API_KEY"},
+    )
+    outputs: list[tuple[tuple[str, ...], str]] = []
+
+    def run(*args: str) -> None:
+        r = deploy(sbox, *args)
+        assert r.rc in (0, 1), (args, r.stdout, r.stderr)
+        outputs.append((args, r.stdout + r.stderr))
+
+    run("up", p)  # healthy, release 1: SGLang logs its ServerArgs, api_key included
+    # A variable the server cannot parse: like SGLang with its SGLANG_* variables, the
+    # stand-in dies on start-up with the value in the exception, the first line of evidence.
+    sbox.write_file(
+        env_file,
+        f"HF_TOKEN={FAIL_TOKEN}\nSGLANG_API_KEY={FAIL_KEY}\n"
+        f"STANDIN_PERF=1\nSTANDIN_PERF_ALPHA={FAIL_VALUE}\n",
+        mode="0600",
+    )
+    for args in (
+        ("up", p, "--force-restart"),
+        ("up", p, "--force-restart", "--json"),
+        ("rollback", p, "--to", "1"),
+        ("rollback", p, "--to", "1", "--json"),
+        ("status", name),
+        ("status", name, "--json"),
+        ("status", "--json"),
+        ("logs", p),
+        ("logs", p, "--json"),
+        ("logs", p, "--classify"),
+        ("logs", p, "--classify", "--json"),
+        ("logs", name, "--classify", "--json"),  # a bare name: the installed unit's env file
+        ("history", p),
+        ("history", p, "--json"),
+    ):
+        run(*args)
+    journal = sbox.journal("sglang-safe-failsecret.service")
+    assert FAIL_KEY in journal and FAIL_VALUE in journal  # the secrets are there to leak
+    said = dict(outputs)
+    print("\nfailed up, as printed:\n" + said[("up", p, "--force-restart")].strip()[-700:])
+    assert "could not convert string to float: '[redacted]'" in said[("up", p, "--force-restart")]
+    assert "[redacted]" in said[("rollback", p, "--to", "1", "--json")]
+    for args, out in outputs:
+        for secret in (FAIL_TOKEN, FAIL_KEY, FAIL_VALUE):
+            assert secret not in out, f"{secret} printed by deploy {' '.join(args)}"
+    deploy(sbox, "down", p)

@@ -3,7 +3,8 @@
 A profile is a built-in name (the TOML files beside this module) or a path to a .toml file.
 `extends` inherits another profile and overrides keys; `unset` drops inherited ones. Every
 error is an `orchestrator.errors.ProfileError`/`UnsafeValueError` whose message names the
-field and the fix; nothing here touches the disk except to read.
+field and the fix; nothing here touches the disk except to read. A loaded profile's
+environment file is registered with `orchestrator.redact`, so no command prints its values.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from orchestrator import redact
 from orchestrator.errors import ProfileError, UnsafeValueError
 from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
@@ -548,7 +550,7 @@ def load(ref: str) -> Spec:
     for sect in ("unit", "health", "hardware", "model", "sglang"):
         for k in SCHEMA[sect]:
             prov.setdefault(f"{sect}.{k}", "default")
-    return Spec(
+    spec = Spec(
         name=name,
         description=description,
         source="built-in" if shown.endswith("(built-in)") else str(path),
@@ -561,3 +563,6 @@ def load(ref: str) -> Spec:
         chain=chain,
         sglang=sglang,
     )
+    # Whatever the command prints from now on is scrubbed of the environment file's values.
+    redact.register_spec(spec)
+    return spec
