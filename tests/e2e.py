@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,6 +154,38 @@ def wait_for(check: Callable[[], bool], what: str, timeout_s: float = 60.0) -> N
     while not check():
         assert time.monotonic() < deadline, f"{what}: not seen within {timeout_s:g} s"
         time.sleep(0.05)
+
+
+class Lines:
+    """The lines a background process prints, read as they come (a thread), so that a test
+    can wait for a line instead of sleeping."""
+
+    def __init__(self, stream: Any) -> None:
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+        self._done = False
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            with self._cond:
+                self.lines.append(line)
+                self._cond.notify_all()
+        with self._cond:
+            self._done = True
+            self._cond.notify_all()
+
+    def wait_for(self, text: str, what: str, timeout_s: float = 60.0) -> None:
+        """Until a line holding `text` has been printed (or fail, naming `what`)."""
+        with self._cond:
+            ok = self._cond.wait_for(
+                lambda: self._done or any(text in ln for ln in self.lines), timeout_s
+            )
+            if not ok or not any(text in ln for ln in self.lines):
+                raise AssertionError(f"{what}: {text!r} not printed; got:\n{self.text()}")
+
+    def text(self) -> str:
+        return "".join(self.lines)
 
 
 def inflight_step(box: Box, name: str) -> str | None:

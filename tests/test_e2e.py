@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.box import Box
-from tests.e2e import box_pid, deploy, prepare, profile, show, start_deploy, unit_files
+from tests.e2e import Lines, box_pid, deploy, prepare, profile, show, start_deploy, unit_files
 from tests.helpers import say
 
 pytestmark = pytest.mark.box
@@ -208,16 +208,20 @@ def test_user_manager(sbox: Box) -> None:
 
 
 def test_logs_follow(sbox: Box) -> None:
-    """--follow prints the last lines, then new ones as they come, until interrupted."""
+    """--follow prints the last lines, then new ones as they come, until interrupted. Each step
+    waits for what the previous one printed, never for a time."""
     p = profile("e2e-follow", port=31012, env={"STANDIN_READY_DELAY_S": "1.0"})
     assert deploy(sbox, "up", p).rc == 0
     proc = start_deploy(sbox, "logs", p, "--follow", pidfile="/run/e2e-follow.pid")
-    pid = box_pid(sbox, "/run/e2e-follow.pid")
-    time.sleep(2.0)
-    assert deploy(sbox, "down", p).rc == 0  # new lines: the stand-in's shutdown, PID 1's "Stopped"
-    time.sleep(1.5)
-    sbox.run(["kill", "-INT", str(pid)])
-    out, _ = proc.communicate(timeout=20)
-    assert proc.returncode == 130
-    assert say("ms-ready") in out
-    assert "Stopped sglang-e2e-follow.service" in out
+    out = Lines(proc.stdout)
+    try:
+        pid = box_pid(sbox, "/run/e2e-follow.pid")
+        out.wait_for(say("ms-ready"), "the last lines of the journal")  # journalctl -f runs
+        assert deploy(sbox, "down", p).rc == 0  # new lines: the shutdown, PID 1's "Stopped"
+        out.wait_for("Stopped sglang-e2e-follow.service", "a line written after the follow began")
+        sbox.run(["kill", "-INT", str(pid)])
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out.text()

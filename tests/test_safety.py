@@ -6,12 +6,22 @@ from __future__ import annotations
 
 import re
 import signal
-import time
 
 import pytest
 
 from tests.box import Box
-from tests.e2e import box_pid, deploy, prepare, profile, rendered, show, start_deploy, unit_files
+from tests.e2e import (
+    box_pid,
+    deploy,
+    inflight_step,
+    prepare,
+    profile,
+    rendered,
+    show,
+    start_deploy,
+    unit_files,
+    wait_for,
+)
 
 pytestmark = pytest.mark.box
 
@@ -87,51 +97,69 @@ def test_failed_up_rolls_back_to_last_healthy(sbox: Box) -> None:
 
 
 def test_second_deploy_is_refused_while_one_runs(sbox: Box) -> None:
-    p = profile("safe-lock", port=31103, env={"STANDIN_FAIL": "hang"})
-    first = start_deploy(
-        sbox, "up", p, "--timeout", "6", "--no-rollback", pidfile="/run/safe-lock.pid"
-    )
+    """The first up holds the lock until the test opens its server's gate, so the others are
+    refused while it runs, however slow the machine: no deadline decides it."""
+    gate = "/run/deploy-test/safe-lock"
+    sbox.run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && rm -f "$1"', "sh", gate], check=True)
+    p = profile("safe-lock", port=31103, env={**FAST, "STANDIN_READY_FILE": gate})
+    first = start_deploy(sbox, "up", p, "--no-rollback", pidfile="/run/safe-lock.pid")
     try:
         pid = box_pid(sbox, "/run/safe-lock.pid")
-        deadline = time.monotonic() + 10
-        while "step" not in sbox.run(["cat", "/var/lib/deploy/safe-lock/inflight.json"]).stdout:
-            assert time.monotonic() < deadline, "the first up never started"
-            time.sleep(0.05)
+        wait_for(lambda: inflight_step(sbox, "safe-lock") is not None, "the first up's marker")
         for args in (("up", p), ("down", p), ("rollback", p, "--to", "1")):
             r = deploy(sbox, *args)
             print(f"\n{args[0]} while locked: exit {r.rc} in {r.seconds:.2f} s: {r.stderr.strip()}")
             assert r.rc == 2
             assert f"locked by pid {pid} since" in r.stderr
-            assert r.seconds < 3.0
+            assert first.poll() is None  # refused at once, not after waiting for the lock
+        sbox.run(["touch", gate], check=True)
+        first.wait(timeout=60)
     finally:
-        first.wait(timeout=30)
-    assert first.returncode == 1
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0
+    deploy(sbox, "down", p)
 
 
 @pytest.mark.parametrize(
-    ("sig", "after_s"),
-    [(signal.SIGKILL, 0.4), (signal.SIGKILL, 1.2), (signal.SIGKILL, 2.5), (signal.SIGINT, 1.5)],
+    ("sig", "at"),
+    [
+        (signal.SIGKILL, "started"),  # the process runs: nothing done yet
+        (signal.SIGKILL, "marked"),  # the in-flight marker is written: a release recorded
+        (signal.SIGKILL, "restart"),  # units installed, restarted, waiting for health
+        (signal.SIGINT, "restart"),
+    ],
 )
 def test_killed_up_leaves_whole_units_and_is_reported(
-    sbox: Box, sig: signal.Signals, after_s: float
+    sbox: Box, sig: signal.Signals, at: str
 ) -> None:
+    """The signal lands at a point the test observes (the process, its in-flight marker's
+    step), and the new server cannot become healthy before the test opens its gate, so the
+    up is always interrupted, however slow the machine."""
+    gate = f"/run/deploy-test/safe-crash-{sig.name}-{at}"  # visible to the sandboxed unit
+    sbox.run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && rm -f "$1"', "sh", gate], check=True)
     old = profile("safe-crash", port=31104, env={**FAST, "GEN": "old"})
     new = profile(
         "safe-crash-new",
         port=31104,
-        env={"STANDIN_READY_DELAY_S": "3.0", "GEN": f"new-{sig.name}-{after_s}"},
+        env={**FAST, "STANDIN_READY_FILE": gate, "GEN": f"new-{sig.name}-{at}"},
         name_override="safe-crash",
     )
     assert deploy(sbox, "up", old).rc == 0
     want_old, want_new = rendered(old), rendered(new)
     proc = start_deploy(sbox, "up", new, pidfile="/run/safe-crash.pid")
-    pid = box_pid(sbox, "/run/safe-crash.pid")
-    time.sleep(after_s)
-    sbox.run(["kill", f"-{sig.name.removeprefix('SIG')}", str(pid)])
-    proc.wait(timeout=30)
-    assert proc.returncode != 0, (
-        "deploy up finished before the signal: the test did not interrupt it"
-    )
+    try:
+        pid = box_pid(sbox, "/run/safe-crash.pid")
+        if at == "marked":
+            wait_for(lambda: inflight_step(sbox, "safe-crash") is not None, "the marker")
+        elif at == "restart":
+            wait_for(lambda: inflight_step(sbox, "safe-crash") == "restart", "the restart step")
+        sbox.run(["kill", f"-{sig.name.removeprefix('SIG')}", str(pid)], check=True)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0, "deploy up finished before the signal: the gate was open"
     files = {k: v for k, v in unit_files(sbox).items() if k.startswith("sglang-safe-crash")}
     for name, digest in files.items():
         assert digest in (want_old[name], want_new[name]), (
@@ -140,11 +168,14 @@ def test_killed_up_leaves_whole_units_and_is_reported(
     marker = sbox.run(["cat", "/var/lib/deploy/safe-crash/inflight.json"]).stdout
     status = deploy(sbox, "status", "safe-crash")
     print(
-        f"\n{sig.name} after {after_s} s: marker={'yes' if marker else 'no'}; units {'new' if files == want_new else 'old' if files == want_old else 'mixed'}"
+        f"\n{sig.name} at {at}: marker={'yes' if marker else 'no'}; units {'new' if files == want_new else 'old' if files == want_old else 'mixed'}"
     )
+    if at != "started":
+        assert marker, "the marker of the interrupted up is gone"
     if marker:
         assert "INTERRUPTED" in status.stdout, status.stdout
         assert deploy(sbox, "history", "safe-crash", "--json").json()["interrupted"] is not None
+    sbox.run(["touch", gate], check=True)  # the redo's server may become healthy now
     again = deploy(sbox, "up", new, "--json")
     assert again.rc == 0, again.stdout + again.stderr
     res = again.json()

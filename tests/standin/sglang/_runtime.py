@@ -9,6 +9,8 @@ Environment (all optional):
   STANDIN_GRAPH_S       CUDA graph capture duration, all graphs together (0.4)
   STANDIN_WARMUP_S      from port bound (503) to /health 200 (0.8)
   STANDIN_READY_DELAY_S if set: seconds from start to /health 200; stretches/shrinks LOAD_S
+  STANDIN_READY_FILE    if set: warm-up (so /health 503) lasts until this file exists, so a
+                        test decides when the server becomes healthy (an event, not a delay)
   STANDIN_TOKENS_PER_S  generation rate per request (200)
   STANDIN_ACCEPT_LEN    reported speculative accept length (2.6)
   STANDIN_PERF          1: rate and accept length from the performance model in _perf.py
@@ -338,6 +340,9 @@ class Sim:
         if self.ns.api_key:
             headers["Authorization"] = f"Bearer {self.ns.api_key}"
         time.sleep(max(0.0, self.warmup_s - 0.05))
+        gate = os.environ.get("STANDIN_READY_FILE")
+        while gate and not os.path.exists(gate):
+            time.sleep(0.05)
         try:
             urllib.request.urlopen(
                 urllib.request.Request(base + "/model_info", headers=headers), timeout=5
