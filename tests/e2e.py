@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -143,8 +144,20 @@ def start_deploy(
     argv = ["sh", "-c", script, pidfile, sys.executable, "-m", "orchestrator.cli", *args]
     full = ["nsenter", "-t", str(box.pid), "-a", "--", *box._env_argv(env), *argv]
     return subprocess.Popen(
-        full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
+        full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=_interruptible,
     )
+
+
+def _interruptible() -> None:
+    """SIGINT as an operator's Ctrl-C delivers it. A test run started in the background of a
+    non-interactive shell (`./scripts/test &`, many CI runners) ignores SIGINT, and an ignored
+    signal stays ignored across exec: deploy would never see the test's SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(check: Callable[[], bool], what: str, timeout_s: float = 60.0) -> None:
