@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from orchestrator.spec import Spec
+from orchestrator.spec import LIVENESS_SUFFIX, Spec
 
-WATCHER_SUFFIX = "-liveness.service"
+WATCHER_SUFFIX = f"{LIVENESS_SUFFIX}.service"
 
 
 def watcher_unit(name: str) -> str:

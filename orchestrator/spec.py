@@ -16,9 +16,15 @@ from orchestrator.sglang.versions import Choice, resolve
 
 DEFAULT_MODULE = "sglang.launch_server"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-# The check oneshot of deployment X is sglang-X-check.service: no profile may end in this, or
-# its server unit would be another profile's check unit.
+# Deployment X's helper units are sglang-X-check.service (the checkpoint check before every
+# start) and sglang-X-liveness.service (the liveness watcher): no profile name may end in
+# these, or its server unit would be another deployment's helper unit.
 CHECK_SUFFIX = "-check"
+LIVENESS_SUFFIX = "-liveness"
+HELPER_SUFFIXES = {
+    CHECK_SUFFIX: "checkpoint check that runs before every start",
+    LIVENESS_SUFFIX: "liveness watcher",
+}
 
 
 @dataclass(frozen=True)

@@ -189,18 +189,25 @@ def test_extends_itself(tmp_path: Path) -> None:
         profiles.load(str(tmp_path / "c.toml"))
 
 
-@pytest.mark.parametrize("named", [True, False])
-def test_a_name_ending_in_check_is_refused(tmp_path: Path, named: bool) -> None:
-    """`foo-check` would be `foo`'s check unit (sglang-foo-check.service), hidden from status."""
-    p = tmp_path / "foo-check.toml"
-    p.write_text('extends = "kimi-k26-eagle3"\n' + ('name = "foo-check"\n' if named else ""))
+@pytest.mark.parametrize(
+    ("suffix", "named"),
+    [("-check", True), ("-check", False), ("-liveness", True), ("-liveness", False)],
+)
+def test_a_name_ending_in_a_helper_suffix_is_refused(
+    tmp_path: Path, suffix: str, named: bool
+) -> None:
+    """`foo-check` would be `foo`'s check unit (sglang-foo-check.service), `foo-liveness` its
+    liveness watcher: the units would overwrite each other, and status would hide one."""
+    name = f"foo{suffix}"
+    p = tmp_path / f"{name}.toml"
+    p.write_text('extends = "kimi-k26-eagle3"\n' + (f'name = "{name}"\n' if named else ""))
     with pytest.raises(ProfileError) as ei:
         profiles.load(str(p))
     e = ei.value
     assert e.field == "name" and e.exit_code == 2
     text = e.paragraph()
-    assert "sglang-foo-check.service" in text and "'foo'" in text
-    assert 'name = "foo-checked"' in text
+    assert f"sglang-{name}.service" in text and "deployment 'foo'" in text
+    assert 'name = "foo-server"' in text
     assert "\n" not in text
     assert profiles.load(str(write_profile(tmp_path, name="foo-checked"))).name == "foo-checked"
 

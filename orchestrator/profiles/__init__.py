@@ -22,7 +22,7 @@ from orchestrator import redact
 from orchestrator.errors import ProfileError, UnsafeValueError
 from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
-    CHECK_SUFFIX,
+    HELPER_SUFFIXES,
     NAME_RE,
     HardwareConfig,
     HealthConfig,
@@ -509,15 +509,16 @@ def load(ref: str) -> Spec:
             field="name",
             fix="use lower-case letters, digits and '-' (at most 63), e.g. name = \"kimi-k26-eagle3\"",
         )
-    if name.endswith(CHECK_SUFFIX):
-        owner = name.removesuffix(CHECK_SUFFIX)
+    for suffix, helper in HELPER_SUFFIXES.items():
+        if not name.endswith(suffix):
+            continue
+        owner = name.removesuffix(suffix)
         raise ProfileError(
-            f"profile name {name!r} ends in {CHECK_SUFFIX!r}: its unit sglang-{name}.service is "
-            f"also the name of the checkpoint check that runs before every start of deployment "
-            f"{owner!r}, so the two would overwrite each other's unit and `deploy status` would "
-            "not list this one",
+            f"profile name {name!r} ends in {suffix!r}: its unit sglang-{name}.service is "
+            f"also the name of the {helper} of deployment {owner!r}, so the two would "
+            "overwrite each other's unit and `deploy status` would not list this one",
             field="name",
-            fix=f'choose a name that does not end in {CHECK_SUFFIX}, e.g. name = "{owner}-checked"'
+            fix=f'choose a name that does not end in {suffix}, e.g. name = "{owner}-server"'
             + (" (or rename the file)" if "name" not in data else ""),
         )
     description = data.get("description", f"SGLang {name}")
