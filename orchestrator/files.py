@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 
-from orchestrator.errors import InputError
+from orchestrator.errors import InputError, LockedError
 
 
 def default_unit_dir(user: bool) -> Path:
@@ -100,3 +102,33 @@ def _read(path: Path) -> str | None:
         return None
     except (OSError, UnicodeDecodeError):
         return None
+
+
+@contextlib.contextmanager
+def held_lock(
+    directory: Path, action: str, held: Callable[[str, str, str], LockedError]
+) -> Iterator[None]:
+    """flock `directory`/lock for the life of the block; the kernel releases it when the process
+    dies, however it dies. The file records "pid since action" so that a second caller is told
+    who holds it: `held(pid, since, action)` builds that caller's error."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as e:
+        raise InputError(
+            f"cannot use the state dir {directory}: {e.strerror}",
+            field="--state-dir",
+            fix="run as root for /var/lib/deploy, or pass --state-dir (or DEPLOY_STATE_DIR) with a directory you can write",
+        ) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = [*os.pread(fd, 200, 0).decode(errors="replace").split(), "?", "?", "?"]
+            raise held(holder[0], holder[1], holder[2]) from None
+        since = datetime.now(UTC).isoformat(timespec="seconds")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {since} {action}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the flock

@@ -14,18 +14,17 @@ Every file is written atomically (temp + fsync + rename).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import InputError, LockedError
-from orchestrator.files import write_atomically
+from orchestrator.files import held_lock, write_atomically
 
 if TYPE_CHECKING:
     from orchestrator.incidents import Incident
@@ -198,35 +197,16 @@ class Store:
 
     # -- lock -----------------------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def lock(self, action: str) -> Iterator[None]:
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as e:
-            raise InputError(
-                f"cannot use the state dir {self.dir}: {e.strerror}",
-                field="--state-dir",
-                fix="run as root for /var/lib/deploy, or pass --state-dir (or DEPLOY_STATE_DIR) with a directory you can write",
-            ) from None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = os.pread(fd, 200, 0).decode(errors="replace").split()
-                pid = holder[0] if holder else "?"
-                since = holder[1] if len(holder) > 1 else "?"
-                what = holder[2] if len(holder) > 2 else "a deploy"
-                raise LockedError(
-                    f"{self.name} is locked by pid {pid} since {since} ({what} running)",
-                    field="PROFILE",
-                    fix="wait for it to finish, or stop that process; a second up/down/rollback of one deployment never runs at once",
-                ) from None
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()} {now_iso()} {action}\n".encode(), 0)
-            yield
-        finally:
-            os.close(fd)  # releases the flock
+    def lock(self, action: str) -> contextlib.AbstractContextManager[None]:
+        def held(pid: str, since: str, what: str) -> LockedError:
+            return LockedError(
+                f"{self.name} is locked by pid {pid} since {since} "
+                f"({'a deploy' if what == '?' else what} running)",
+                field="PROFILE",
+                fix="wait for it to finish, or stop that process; a second up/down/rollback of one deployment never runs at once",
+            )
+
+        return held_lock(self.dir, action, held)
 
 
 @dataclass

@@ -18,12 +18,11 @@ finished candidate again. Plain data in and out; `cli_tune.py` prints.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 from orchestrator.bench import BenchRun, LevelResult
 from orchestrator.errors import InputError, LockedError, PreflightRejected
+from orchestrator.files import held_lock
 from orchestrator.spec import Spec
 
 # bench_speculative.py's defaults, without its 0 (no speculation: that is --baseline here).
@@ -370,35 +370,17 @@ def unfinished(state_root: Path, name: str) -> Sweep | None:
     return runs[-1] if runs else None
 
 
-@contextlib.contextmanager
-def lock(state_root: Path, name: str) -> Iterator[None]:
+def lock(state_root: Path, name: str) -> contextlib.AbstractContextManager[None]:
     """One sweep per deployment at a time (flock; released when the process dies)."""
-    d = tune_dir(state_root, name)
-    try:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(d / "lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as e:
-        raise InputError(
-            f"cannot use the state dir {d}: {e.strerror}",
-            field="--state-dir",
-            fix="run as root for /var/lib/deploy, or pass --state-dir (or DEPLOY_STATE_DIR) with a directory you can write",
-        ) from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode(errors="replace").split()
-            raise LockedError(
-                f"a deploy tune of {name} is already running (pid {holder[0] if holder else '?'} "
-                f"since {holder[1] if len(holder) > 1 else '?'})",
-                field="PROFILE",
-                fix="wait for it to finish or stop it (Ctrl-C); then `deploy tune --resume` continues it",
-            ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()} {now_iso()}\n".encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+
+    def held(pid: str, since: str, _action: str) -> LockedError:
+        return LockedError(
+            f"a deploy tune of {name} is already running (pid {pid} since {since})",
+            field="PROFILE",
+            fix="wait for it to finish or stop it (Ctrl-C); then `deploy tune --resume` continues it",
+        )
+
+    return held_lock(tune_dir(state_root, name), "tune", held)
 
 
 # ---- where the deployment starts from ------------------------------------------------------
