@@ -573,6 +573,10 @@ def logs_cmd(
             redact.register_units({unit: _read_unit(default_unit_dir(user) / unit)})
         if input_file is not None:
             text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
+            from orchestrator.cli_export import classify_k8s_input
+
+            if classify and classify_k8s_input(text, as_json=as_json):  # kubectl ... -o json
+                return
             entries: Sequence[JournalEntry] = journal.JournalLines(text)
         else:
             if follow and not classify:

@@ -164,3 +164,18 @@ def export_k8s(profile: str, *, lws_version: str | None = None) -> ExportResult:
         yaml=yamlout.dump(exp.objects),
         files={yamlout.file_name(o, i + 1): yamlout.dump_one(o) for i, o in enumerate(exp.objects)},
     )
+
+
+def classify_k8s_input(text: str, *, as_json: bool) -> bool:
+    """`deploy logs --classify --input` on `kubectl get pod|events -o json`: print the
+    diagnosis and say True; False (nothing printed) for any other input."""
+    from orchestrator.k8s.pods import diagnose_text
+
+    diag = diagnose_text(text)
+    if diag is None:
+        return False
+    if as_json:
+        typer.echo(json.dumps(diag.to_json(), indent=2, default=str))
+    else:
+        typer.echo(diag.render_text())
+    return True
