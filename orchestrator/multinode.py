@@ -78,4 +78,8 @@ def with_node_rank(spec: Spec, node_rank: int | None) -> Spec:
             fix='set [cluster] dist_init_addr = "HOST:PORT" of node 0 (reachable from every '
             'node, a port free there, e.g. "10.0.0.1:20000")',
         )
-    return replace(spec, cluster=replace(c, node_rank=node_rank))
+    spec = replace(spec, cluster=replace(c, node_rank=node_rank))
+    if node_rank >= 1 and spec.health.path not in MULTINODE.worker_health_paths:
+        # A worker node answers only SGLang's stub endpoints: wait on its /health.
+        spec = replace(spec, health=replace(spec.health, path=MULTINODE.worker_health_path))
+    return spec

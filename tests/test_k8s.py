@@ -284,6 +284,19 @@ def test_render_node_rank_1_gives_node_1s_unit(tmp_path: Path) -> None:
     )
 
 
+def test_worker_nodes_are_health_checked_on_sglangs_stub(tmp_path: Path) -> None:
+    p = write_profile(
+        tmp_path,
+        "mn",
+        server={"tp_size": 16},
+        cluster={"nodes": 2, "dist_init_addr": "10.0.0.1:20000"},
+        health={"path": "/v1/models"},
+    )
+    spec = profiles.load(str(p))
+    assert with_node_rank(spec, 0).health.path == "/v1/models"  # node 0 serves the API
+    assert with_node_rank(spec, 1).health.path == "/health"  # the stub has no /v1/models
+
+
 @pytest.mark.parametrize(
     ("cluster", "args", "field"),
     [

@@ -28,6 +28,7 @@ class MultiNode:
     # So on a worker node /health = 200 means "this node's schedulers joined and are
     # ready", never that the model answers; the process exits when its schedulers do.
     worker_health_path: str = "/health"
+    worker_health_paths: tuple[str, ...] = ("/health", "/health_generate", "/ping")
     worker_health_source: str = "srt/utils/common.py:3624 launch_dummy_health_check_server"
 
 
