@@ -631,3 +631,9 @@ def test_every_object_in_the_schema_is_closed() -> None:
 def test_yaml_round_trips() -> None:
     text = (ROOT / "k8s/golden/kimi-k26-eagle3-router.yaml").read_text()
     assert yamlout.dump(yaml.safe_load_all(text)) == text
+
+
+def test_literal_dollar_paren_is_escaped_for_kubernetes(tmp_path: Path) -> None:
+    p = write_profile(tmp_path, "esc", k8s=K8S, server={"served_model_name": "kimi$(HOME)"})
+    cmd = manifests.argv_of(_lws(_export(p)))
+    assert cmd[cmd.index("--served-model-name") + 1] == "kimi$$(HOME)"  # not expanded
