@@ -670,6 +670,8 @@ def _render_warnings(spec: Spec, gpu: str | None) -> None:
     """render renders what it is given, but says on stderr when preflight would refuse it."""
     from orchestrator import preflight
 
+    for text in spec.deprecations.values():
+        typer.echo(f"deploy: warning: {text}", err=True)
     report = preflight.run(spec, gpu=gpu)
     for f in report.errors:
         typer.echo(f"deploy: warning: this config will not start: {f.rule}: {f.message}", err=True)
