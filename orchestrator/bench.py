@@ -49,6 +49,7 @@ from orchestrator.datasets import (
     synthetic_prompt,
 )
 from orchestrator.errors import InputError
+from orchestrator.sglang import is_eagle_draft
 
 STATE_DIR_ENV = "DEPLOY_STATE_DIR"  # named in messages; read by releases.state_dir
 MAX_CONCURRENCY = 4096
@@ -599,7 +600,7 @@ async def run(
 
 def accept_warnings(run: BenchRun) -> list[str]:
     """An EAGLE deployment whose accept length is below LOW_ACCEPT_LENGTH at some level."""
-    if (run.speculative_algorithm or "").upper() not in ("EAGLE", "EAGLE3"):
+    if not is_eagle_draft(run.speculative_algorithm):
         return []
     low = [
         lv

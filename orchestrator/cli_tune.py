@@ -147,6 +147,7 @@ def tune_cmd(
     import asyncio
 
     from orchestrator import bench, datasets, gpus, profiles, tune
+    from orchestrator.sglang import is_eagle_draft
 
     given = {
         "--steps": steps,
@@ -178,7 +179,7 @@ def tune_cmd(
             )
         state = bench.state_dir(state_dir)
         spec = profiles.load(profile)
-        if (spec.server.get("speculative_algorithm") or "").upper() not in ("EAGLE", "EAGLE3"):
+        if not is_eagle_draft(spec.server.get("speculative_algorithm"), spec.sglang.version):
             raise InputError(
                 f"{spec.name} does not use EAGLE speculative decoding, so there is nothing to tune",
                 field="PROFILE",

@@ -12,6 +12,7 @@ import json
 import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
@@ -226,66 +227,8 @@ def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[s
     return out
 
 
-# Runs inside the profile's interpreter: SGLang's own argument resolution, no GPU work.
-# sglang_verdict hides the GPUs (CUDA_VISIBLE_DEVICES=""), so SGLang's device detection
-# (get_device(), reached from serving_hook.handle_missing_default_values) would find no
-# accelerator and reject every config with "RuntimeError: No accelerator ...". Unless the
-# profile names a device, the probe resolves for the one the unit runs on: cuda. SGLang then
-# sees no GPU model or memory, so GPU-dependent defaults (the attention backend, for one)
-# are those of an unknown GPU, not the box's. The probe resolves with whichever of
-# _RESOLVERS the venv's sglang has.
-_PROBE_BODY = r"""
-import json, sys
-argv = sys.argv[1:]
-try:
-    resolve = resolver()
-except Exception as e:
-    print(json.dumps({"available": False, "detail": f"{type(e).__name__}: {e}"}))
-    sys.exit(0)
-if not any(a == "--device" or a.startswith("--device=") for a in argv):
-    argv += ["--device", "cuda"]
-try:
-    cfg = resolve(argv)
-    keys = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
-            "attention_backend", "page_size", "speculative_draft_attention_backend", "device")
-    print(json.dumps({"available": True, "accepted": True, "detail": "accepted",
-                      "resolved": {k: getattr(cfg, k, None) for k in keys}}, default=str))
-except SystemExit as e:
-    print(json.dumps({"available": True, "accepted": False, "detail": f"argument parsing exited {e.code}"}))
-except BaseException as e:
-    import traceback
-    tb = traceback.extract_tb(e.__traceback__)
-    detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    if tb:
-        f = tb[-1]
-        detail += f" ({f.filename.split('site-packages/')[-1]}:{f.lineno} in {f.name}: {f.line})"
-    print(json.dumps({"available": True, "accepted": False, "detail": detail}))
-"""
-
-# How a release resolves its arguments, picked in the venv by what its sglang offers.
-# 0.5.19 and later: prepare_server_args() only parses; resolve_once() runs the resolution
-# pipeline (arg_groups/), and resolving_view() shows the resolved values.
-# Before (0.5.11, the seed's release, for one): ServerArgs is a dataclass whose __post_init__
-# resolves everything while prepare_server_args() builds it; there is no resolve_once().
-_RESOLVERS = r"""
-def resolver():
-    from sglang.srt.server_args import ServerArgs, prepare_server_args
-    if hasattr(ServerArgs, "resolve_once"):
-        from sglang.srt.arg_groups.overrides import resolving_view
-
-        def resolve_once(argv):
-            sa = prepare_server_args(argv)
-            sa.resolve_once()
-            return resolving_view(sa)
-
-        return resolve_once
-
-    def post_init(argv):
-        return prepare_server_args(argv)
-
-    return post_init
-"""
-_PROBE = _RESOLVERS + _PROBE_BODY
+# SGLang's own argument resolution, run by path in the profile's interpreter.
+PROBE = Path(__file__).resolve().parent / "sglang" / "probe.py"
 
 
 def sglang_verdict(
@@ -297,7 +240,7 @@ def sglang_verdict(
     args = list(argv) if argv is not None else to_argv(spec.server)
     try:
         proc = subprocess.run(
-            [spec.unit.python, "-c", _PROBE, *args],
+            [spec.unit.python, str(PROBE), *args],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -20,6 +20,7 @@ from typing import Any
 
 from orchestrator import redact
 from orchestrator.errors import ProfileError, UnsafeValueError
+from orchestrator.sglang import NEWEST
 from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
     HELPER_SUFFIXES,
@@ -175,7 +176,8 @@ def _environment(value: Any, fieldname: str) -> dict[str, str]:
 _sglang_version = _matching(
     re.compile(r"^\d+\.\d+(?:\.\d+)*(?:[.+-]?[A-Za-z0-9]+)*$"),
     "an SGLang version",
-    'write {field} as a release number such as "0.5.23" (`pip show sglang` prints it)',
+    "write {field} as a release number such as "
+    + f'"{NEWEST.version}" (`pip show sglang` prints it)',
 )
 
 
@@ -218,7 +220,8 @@ def _host_port(value: Any, fieldname: str) -> str:
 _image = _matching(
     IMAGE_RE,
     "a container image reference",
-    'set {field} to an image such as "lmsysorg/sglang:v0.5.23-cu129" (pin a tag or digest)',
+    "set {field} to an image such as "
+    + f'"lmsysorg/sglang:v{NEWEST.version}-cu129" (pin a tag or digest)',
 )
 _dns_label = _matching(
     DNS_LABEL,

@@ -24,6 +24,7 @@ __all__ = [
     "Milestone",
     "Release",
     "all_messages",
+    "is_eagle_draft",
     "phase_of",
     "release",
     "version_key",
@@ -59,6 +60,12 @@ def release(version: str | None = None) -> Release:
     if version is None:
         return NEWEST
     return RELEASES[version]
+
+
+def is_eagle_draft(algorithm: str | None, version: str | None = None) -> bool:
+    """Whether `speculative_algorithm` runs an EAGLE draft head in this release (default: the
+    newest known)."""
+    return (algorithm or "").upper() in release(version).eagle_draft_algorithms
 
 
 def phase_of(line: str, version: str | None = None) -> Milestone | None:

@@ -147,6 +147,9 @@ class Release:
     notes: tuple[str, ...] = ()  # how this release differs from the next one, for the docs
     # Messages of newer releases that this one does not have (stated, not forgotten).
     absent: tuple[str, ...] = ()
+    # The algorithms that run an EAGLE draft head (a separate drafter checkpoint, or the target's
+    # MTP layers): what `deploy tune` sweeps and what bench's accept-length warning is about.
+    eagle_draft_algorithms: tuple[str, ...] = ("EAGLE", "EAGLE3")
     # Fields gone from this release's table -> what replaces them, for the "unknown field" hint.
     renamed: Mapping[str, str] = field(default_factory=dict)
     # How this release resolves a deprecated field the profile sets (a `Deprecated*Action` in
