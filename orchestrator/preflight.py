@@ -12,7 +12,6 @@ import json
 import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import InputError
@@ -27,6 +26,7 @@ from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
 from orchestrator.rules.base import Context, Finding, Rule
+from orchestrator.sglang import PROBE_SCRIPT
 from orchestrator.spec import Spec
 
 RULES: tuple[Rule, ...] = (
@@ -227,10 +227,6 @@ def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[s
     return out
 
 
-# SGLang's own argument resolution, run by path in the profile's interpreter.
-PROBE = Path(__file__).resolve().parent / "sglang" / "probe.py"
-
-
 def sglang_verdict(
     spec: Spec, *, timeout_s: float = 300.0, argv: Sequence[str] | None = None
 ) -> SglangVerdict:
@@ -240,7 +236,7 @@ def sglang_verdict(
     args = list(argv) if argv is not None else to_argv(spec.server)
     try:
         proc = subprocess.run(
-            [spec.unit.python, str(PROBE), *args],
+            [spec.unit.python, str(PROBE_SCRIPT), *args],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -12,12 +12,14 @@ Adding a release: docs/sglang-releases.md. Standard library only (the stand-in i
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from orchestrator.sglang import v0_5_11, v0_5_23
 from orchestrator.sglang.model import Frame, Message, Milestone, Release
 
 __all__ = [
     "NEWEST",
+    "PROBE_SCRIPT",
     "RELEASES",
     "Frame",
     "Message",
@@ -46,6 +48,9 @@ def version_key(version: str) -> tuple[int, ...]:
         out.append(int(digits))
     return tuple(out)
 
+
+# SGLang's own argument resolution, run by path in the profile's interpreter (probe.py).
+PROBE_SCRIPT = Path(__file__).resolve().with_name("probe.py")
 
 # Oldest first.
 RELEASES: dict[str, Release] = {
