@@ -2,14 +2,14 @@
 
 `classify(entries, flags=..., systemd_result=..., exit_status=..., timed_out=...)` reads the
 journal lines of one start (see `orchestrator.journal`) against the rules in
-`orchestrator.rules.classify` and returns a `Diagnosis`. `classify_text(text)` does the same
+`orchestrator.diagnosis.catalog` and returns a `Diagnosis`. `classify_text(text)` does the same
 for a saved log (`journalctl -o json`, `-o short*`, `-o cat`) without parsing every line.
 
 Speed: a 200k-line journal is classified in well under 2 s. The rules' keywords are searched
 with `str.find` over the whole text at once (C speed); only the few lines holding a keyword
 are parsed and tried against the regexes.
 
-How the cause is chosen (the order is documented in `orchestrator.rules.classify`):
+How the cause is chosen:
 1. every keyword line is matched against the rules (in `RULES` order) and the echoes;
 2. a rule's `explains` drops the categories it explains (host OOM kill -> NCCL errors);
 3. the winner is the earliest `cause` match: key (timestamp second, rule priority, line);
@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator import sglang
+from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis.docs import troubleshooting_markdown
 from orchestrator.flags import from_argv
 from orchestrator.journal import JournalEntry, JournalLines
-from orchestrator.rules import classify as R
 from orchestrator.sglang import Release, phase_of
 
 __all__ = [
@@ -49,7 +50,6 @@ __all__ = [
     "troubleshooting_markdown",
 ]
 
-troubleshooting_markdown = R.troubleshooting_markdown
 
 MAX_EVIDENCE = 8
 _TRACEBACK = "Traceback (most recent call last)"
@@ -680,7 +680,7 @@ def classify_text(text: str, **kw: Any) -> Diagnosis:
 
 
 def write_docs(root: Path | None = None) -> Path:
-    root = root or Path(__file__).resolve().parent.parent
+    root = root or Path(__file__).resolve().parents[2]
     path = root / "docs" / "troubleshooting.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(troubleshooting_markdown())

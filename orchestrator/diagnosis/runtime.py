@@ -1,6 +1,6 @@
 """Run-time causes: why a server that was serving stopped (or stopped answering).
 
-The start-up rules in `orchestrator.rules.classify` name why a start failed; these name what
+The start-up rules in `orchestrator.diagnosis.startup` name why a start failed; these name what
 kills (or wedges) SGLang 0.5.23 after its ready line, read off its source and from field
 reports (tests/logs/real keeps such logs):
 
@@ -31,18 +31,16 @@ adds the kernel lines of the failure's time window to the journal the classifier
 hardware Xid `explains` the software errors it causes, so it outranks them whatever their
 order. An application Xid (13, 31, 43) is the driver's view of a software fault: a hint only.
 
-`RUNTIME_RULES` (`build()`) is appended to `classify.RULES` (lowest priority on a same-second tie: a more
+`RUNTIME_RULES` comes after the start-up rules in `catalog.RULES` (lowest priority on a same-second tie: a more
 specific start-up rule such as cuda-oom wins the same line).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from orchestrator import xid_codes
+from orchestrator.diagnosis.model import CAUSE, FALLBACK, HINT, Pat, Rule, example, pat, said
 
-if TYPE_CHECKING:
-    from orchestrator.rules.classify import Pat, Rule
+__all__ = ["RUNTIME_RULES"]
 
 _EXC = r"^\s*(?:[\w.]+\.)?"
 # An exception line: "torch.AcceleratorError: ...", "RuntimeError: ...", "KeyError: 'x'".
@@ -74,8 +72,6 @@ def _xid_patterns() -> tuple[Pat, ...]:
     """One pattern per known Xid code, carrying its meaning and action. A hardware code is a
     cause (and explains its software echoes); an application code (13, 31, 43) is a hint: the
     driver's view of a software fault, named only when the software error itself is not."""
-    from orchestrator.rules.classify import CAUSE, HINT, pat
-
     out = []
     for code in xid_codes.codes_of("gpu-xid"):
         x = xid_codes.XIDS[code]
@@ -127,8 +123,6 @@ _XID_DOC = (
 )
 _XID_DEFAULTS = {"pci": "?", "code": "?", "xname": "a GPU fault", "meaning": "?", "action": "?"}
 
-_BUILT: tuple[Rule, ...] | None = None
-
 
 def _said_context(mid: str) -> str:
     """A context regex for an SGLang message's fixed words (its longest literal stretch)."""
@@ -139,22 +133,7 @@ def _said_context(mid: str) -> str:
     return "|".join(re.escape(m.keyword().strip()) for m in sglang.all_messages(mid))
 
 
-def build() -> tuple[Rule, ...]:
-    """The run-time rules, built once on first use, so that this module and `classify` (which
-    appends them to its RULES at its end) can be imported in either order: importing
-    `classify` from here calls back into build(), which then finds them built."""
-    global _BUILT
-    if _BUILT is None:
-        from orchestrator.rules import classify  # noqa: F401  (may build them, re-entrantly)
-
-        if _BUILT is None:
-            _BUILT = _make()
-    return _BUILT
-
-
 def _make() -> tuple[Rule, ...]:
-    from orchestrator.rules.classify import CAUSE, FALLBACK, HINT, Rule, example, pat, said
-
     rules: tuple[Rule, ...] = (
         Rule(
             id="gpu-xid",
@@ -499,7 +478,4 @@ def _make() -> tuple[Rule, ...]:
     return rules
 
 
-def __getattr__(name: str) -> Any:
-    if name == "RUNTIME_RULES":  # the tuple, exported as a constant
-        return build()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+RUNTIME_RULES: tuple[Rule, ...] = _make()

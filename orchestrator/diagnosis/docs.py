@@ -1,0 +1,76 @@
+"""docs/troubleshooting.md, generated from the rules."""
+
+from __future__ import annotations
+
+import contextlib
+
+from orchestrator.diagnosis.catalog import RULES, UNKNOWN_DOC
+from orchestrator.diagnosis.model import CAUSE, example
+
+
+def troubleshooting_markdown() -> str:
+    """docs/troubleshooting.md, generated from `RULES` (regenerate: python -m orchestrator.diagnose --write-docs)."""
+    out: list[str] = [
+        "# Troubleshooting a failed start",
+        "",
+        "<!-- Generated from orchestrator/diagnosis/ by "
+        "`python -m orchestrator.diagnose --write-docs`. Do not edit by hand. -->",
+        "",
+        "When a start fails, `deploy` reads the journal of that start (one systemd invocation) "
+        "and names one category, the evidence lines and the fix. `deploy logs --classify "
+        "[--input FILE]` does the same for a saved log (`journalctl -o json`, `-o short*` or "
+        "`-o cat`).",
+        "",
+        "How the cause is chosen: lines that are consequences (echoes) never name the "
+        "category; among the cause lines the earliest wins (by the second, then by the order "
+        "of the categories below, then by line); systemd's give-up results (start-limit-hit, "
+        "timeout) count only when no cause line is found, and a bare SIGKILL only as a last "
+        "hint. Categories below are in priority order.",
+        "",
+        "| id | what it means |",
+        "| --- | --- |",
+    ]
+    for r in RULES:
+        out.append(f"| [`{r.id}`](#{r.id}) | {r.title} |")
+    out.append("| [`unknown`](#unknown) | no rule matched (never guessed) |")
+    out.append("")
+    for r in RULES:
+        out += [f"## {r.id}", "", f"**{r.title}.** {r.doc}", ""]
+        if r.role != CAUSE:
+            out += [f"Role: {r.role} (counts only when no cause line is found).", ""]
+        if r.examples:
+            out += ["What is printed:", "", "```"]
+            out += [line for ex in r.examples for line in ex.splitlines()]
+            out += ["```", ""]
+        fix = r.fix
+        with contextlib.suppress(KeyError, ValueError):
+            fix = fix.format_map(_Blank(r.defaults))
+        out += [f"Fix: {fix}", ""]
+        if r.preflight_rule:
+            out += [
+                f"Preflight twin: `{r.preflight_rule}` (`deploy validate` catches it before a start).",
+                "",
+            ]
+    out += ["## unknown", "", UNKNOWN_DOC, ""]
+    out += [
+        "## Echoes (never the cause)",
+        "",
+        "```",
+        example("sigquit"),
+        example("scheduler-died", rank=3, code=-9),
+        example("scheduler-exception", traceback="Traceback (most recent call last):")
+        + "   (the traceback below it is read)",
+        example("init-failed"),
+        "sglang-kimi.service: Main process exited, code=exited, status=1/FAILURE",
+        "sglang-kimi.service: Failed with result 'exit-code'.",
+        "```",
+        "",
+    ]
+    return "\n".join(out)
+
+
+class _Blank(dict[str, str]):
+    """format_map helper: a missing field reads as its name in angle brackets."""
+
+    def __missing__(self, key: str) -> str:
+        return f"<{key}>"

@@ -1,0 +1,155 @@
+"""The one shape of a rule: a `Rule` names a category, its words and fix, and its `Pat`terns.
+
+Roles
+-----
+- ``cause``: the line names a root cause.
+- ``fallback``: a cause only when no ``cause`` line is in the log (systemd gave up or our
+  deadline passed: the real error, if any was logged, explains it).
+- ``hint``: weak evidence (a bare SIGKILL): used only when there is neither a cause nor a
+  fallback, and the summary says it is inferred.
+- ``echo``: a consequence of an earlier failure (SGLang's sigquit, scheduler-exception and
+  init-failed messages, systemd's "Failed with result 'exit-code'"). An echo never names the
+  category.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from orchestrator import sglang
+
+CAUSE = "cause"
+FALLBACK = "fallback"
+HINT = "hint"
+ECHO = "echo"
+
+# An exception line at the end of a traceback: optional indent, optional dotted module path.
+_EXC = r"^\s*(?:[\w.]+\.)?"
+# The traceback frames of SGLang's speculative argument handling.
+_SPEC_FRAMES = (
+    r"speculative_hook\.py|spec_info\.py|in _handle_eagle_family|in _handle_speculative_decoding"
+)
+# Frames of the draft model / draft worker (the EAGLE-3 drafter).
+_DRAFT_FRAMES = r"_eagle3?\.py|eagle_worker|draft_worker|/speculative/|in init_draft|draft_model"
+
+
+# A regex that begins (after _EXC) with an exception name or a group of them, all *Error.
+_MANDATORY_ERROR = re.compile(
+    re.escape(_EXC) + r"(?:\(\?P<exc>)?(?:\(\?:)?\w*Error(?:\|\w*Error)*\)?:"
+)
+
+
+@dataclass(frozen=True)
+class Pat:
+    """One pattern of a rule.
+
+    ``keywords``: substrings, one of which every line this regex matches contains (the
+    classifier tries the regex only on lines that hold a keyword). ``context``: regexes that
+    must ALL match somewhere in the traceback the line ends (the lines back to
+    "Traceback (most recent call last):", same PID). ``summary``/``fix`` override the rule's.
+    """
+
+    regex: re.Pattern[str]
+    keywords: tuple[str, ...]
+    context: tuple[re.Pattern[str], ...] = ()
+    role: str | None = None  # None: the rule's role
+    preflight: str | None = None  # None: the rule's preflight_rule
+    gate: str | None = None  # a substring the regex itself guarantees (first-stage prefilter)
+    summary: str | None = None
+    fix: str | None = None
+    detail: Mapping[str, str] = field(default_factory=dict)
+
+
+def pat(
+    regex: str,
+    keywords: tuple[str, ...] | str,
+    *,
+    context: tuple[str, ...] | str = (),
+    role: str | None = None,
+    preflight: str | None = None,
+    gate: str | None = None,
+    summary: str | None = None,
+    fix: str | None = None,
+    flags: int = 0,
+    **detail: str,
+) -> Pat:
+    kws = (keywords,) if isinstance(keywords, str) else keywords
+    ctx = (context,) if isinstance(context, str) else context
+    if gate is None and _MANDATORY_ERROR.match(regex):
+        gate = "rror"  # the line holds "...Error:", so "rror" finds it
+    return Pat(
+        regex=re.compile(regex, flags),
+        keywords=kws,
+        context=tuple(re.compile(c, re.M) for c in ctx),
+        role=role,
+        preflight=preflight,
+        gate=gate,
+        summary=summary,
+        fix=fix,
+        detail=detail,
+    )
+
+
+def said(
+    mid: str,
+    *,
+    context: tuple[str, ...] | str = (),
+    anywhere: bool = False,
+    role: str | None = None,
+    preflight: str | None = None,
+    summary: str | None = None,
+    fix: str | None = None,
+    fields: Mapping[str, str] | None = None,
+    suffix: str | None = None,
+    **detail: str,
+) -> tuple[Pat, ...]:
+    """Patterns for an SGLang message, from its text in every known release (one pattern per
+    distinct wording; orchestrator/sglang holds the texts). The whole text is the `msg` group,
+    the exception class (when SGLang raises it) the `exc` group, each field a group of its own.
+    `anywhere`: the text may stand inside a longer line (a logger prefix, a wrapper).
+    `suffix`: a message SGLang may append to this one (optional in the match)."""
+    out: list[Pat] = []
+    tail = "".join(f"(?:{t.regex()})?" for t in sglang.all_messages(suffix)[:1]) if suffix else ""
+    for m in sglang.all_messages(mid):
+        body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
+        exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
+        regex = _EXC + exc + body if exc else body
+        p = pat(
+            regex,
+            m.keyword(),
+            context=context,
+            role=role,
+            preflight=preflight if preflight is not None else m.preflight,
+            summary=summary,
+            fix=fix,
+        )
+        out.append(replace(p, detail=dict(detail)) if detail else p)
+    return tuple(out)
+
+
+def example(mid: str, **values: object) -> str:
+    """What the newest release prints for message `mid` (for the docs' examples)."""
+    return sglang.NEWEST.message(mid).line(**values)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  # stable category id (used in --json output and docs anchors)
+    title: str
+    summary: str  # one line; a str.format template over the detail fields
+    fix: str  # template over the detail fields
+    doc: str  # what it means, for docs/troubleshooting.md
+    patterns: tuple[Pat, ...]
+    role: str = CAUSE
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    explains: tuple[str, ...] = ()
+    preflight_rule: str | None = None  # the preflight twin that catches it before a start
+    examples: tuple[str, ...] = ()  # what is printed (docs; every example must classify here)
+    # Builds (summary, fix) itself, from the detail and the unit's flags (shared knowledge).
+    explain: Callable[[Mapping[str, str], Mapping[str, Any]], tuple[str, str]] | None = None
+    # Adds detail fields read from the lines around the cause (versions, GPU, port), so that
+    # the summary and the fix speak of this box rather than a reference one.
+    enrich: Callable[[dict[str, str], str], None] | None = None
