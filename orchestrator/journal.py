@@ -40,6 +40,9 @@ __all__ = [
     "read",
 ]
 
+# No pattern ever sees more of a line than this (a 1 MB line costs what an 8 kB one does).
+MAX_LINE = 8192
+
 _MONTHS = {
     m: i
     for i, m in enumerate(
@@ -68,7 +71,7 @@ class JournalEntry:
         """The message without the prefixes wrappers put before it (container runtimes, Ray,
         glog, loggers' timestamps, ANSI colour): what the classifier reads. `message` stays as
         logged, for display."""
-        return strip_prefixes(self.message)
+        return strip_prefixes(self.message[:MAX_LINE])
 
     @property
     def when(self) -> str | None:

@@ -29,6 +29,7 @@ import bisect
 import json
 import re
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -39,7 +40,7 @@ from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
 from orchestrator.diagnosis.docs import troubleshooting_markdown
 from orchestrator.flags import from_argv
-from orchestrator.journal import JournalEntry, JournalLines
+from orchestrator.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.sglang import Release, phase_of
 
 __all__ = [
@@ -52,6 +53,15 @@ __all__ = [
 
 
 MAX_EVIDENCE = 8
+# Seconds one classification may take before it answers `unknown` with a note (issue 21: a
+# hostile or huge log must never stall `up`, the stop hook or the watcher).
+DEFAULT_BUDGET_S = 5.0
+
+
+class _OutOfTime(Exception):
+    """The classification's time budget ran out."""
+
+
 _TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
 _CONTEXT_WINDOW = 120  # lines searched back for the traceback header
@@ -260,15 +270,17 @@ def flags_from_log(entries: Sequence[JournalEntry], near: Sequence[int] = ()) ->
 
 
 def _find_matches(
-    entries: Sequence[JournalEntry], candidates: Sequence[int]
+    entries: Sequence[JournalEntry], candidates: Sequence[int], deadline: float
 ) -> tuple[list[_Match], list[int], list[int]]:
-    """(rule matches, echo lines, errorish lines)."""
+    """(rule matches, echo lines, errorish lines). Raises _OutOfTime past `deadline`."""
     matches: list[_Match] = []
     echoes: list[int] = []
     errorish: list[int] = []
-    for i in candidates:
+    for n, i in enumerate(candidates):
+        if n & 63 == 63 and time.monotonic() > deadline:
+            raise _OutOfTime
         msg = entries[i].text
-        if R.ERRORISH.search(entries[i].message) and not R.BENIGN.search(msg):
+        if R.ERRORISH.search(entries[i].message[:MAX_LINE]) and not R.BENIGN.search(msg):
             errorish.append(i)
         is_echo = any(any(k in msg for k in p.keywords) and p.regex.search(msg) for p in R.ECHOES)
         if is_echo:
@@ -466,8 +478,12 @@ def classify(
     systemd_result: str | None = None,
     exit_status: str | None = None,
     timed_out: bool = False,
+    budget_s: float | None = DEFAULT_BUDGET_S,
 ) -> Diagnosis:
     """Name the first real cause of a failed start in `entries` (oldest first).
+
+    budget_s: seconds the classification may take (None: no limit); past it the answer is
+    `unknown`, with a note that says so, never a late or a partial guess.
 
     flags: the SGLang ServerArgs fields the unit passed (name -> value); None: recovered from
     the log when possible. systemd_result: the unit's Result property ("exit-code",
@@ -476,11 +492,65 @@ def classify(
     release: the SGLang release the unit runs (its flag names go into fix texts); None: the
     newest deploy knows.
     """
+    started = time.monotonic()
+    deadline = started + budget_s if budget_s is not None else float("inf")
+    try:
+        return _classify(
+            entries,
+            deadline,
+            flags=flags,
+            release=release,
+            systemd_result=systemd_result,
+            exit_status=exit_status,
+            timed_out=timed_out,
+        )
+    except _OutOfTime:
+        return _out_of_time(entries, time.monotonic() - started, systemd_result, exit_status)
+
+
+def _out_of_time(
+    entries: Sequence[JournalEntry],
+    spent: float,
+    systemd_result: str | None,
+    exit_status: str | None,
+) -> Diagnosis:
+    what = [f"systemd result {systemd_result!r}"] if systemd_result else []
+    what += [f"exit status {exit_status}"] if exit_status else []
+    return Diagnosis(
+        category="unknown",
+        summary=(
+            f"not classified: the classification's time budget ran out after {spent:.1f} s "
+            f"on {len(entries)} lines (not guessed)" + (f" ({', '.join(what)})" if what else "")
+        ),
+        evidence=[entries[i] for i in range(max(0, len(entries) - 5), len(entries))],
+        fix=(
+            "read the log itself (`deploy logs`), or classify a shorter excerpt around the failure "
+            "(`deploy logs --classify --input FILE`)"
+        ),
+        doc=R.UNKNOWN_DOC,
+        title="no rule matched",
+        detail={"note": "time budget exhausted"},
+        role="unknown",
+    )
+
+
+def _classify(
+    entries: Sequence[JournalEntry],
+    deadline: float,
+    *,
+    flags: Mapping[str, Any] | None,
+    release: Release | None,
+    systemd_result: str | None,
+    exit_status: str | None,
+    timed_out: bool,
+) -> Diagnosis:
     if isinstance(entries, JournalLines):
         candidates = _candidate_lines(entries.search, _keywords())
     else:
         candidates = _candidate_lines([e.message for e in entries], _keywords())
-    matches, echoes, errorish = _find_matches(entries, candidates)
+    if time.monotonic() > deadline:
+        raise _OutOfTime
+    matches, echoes, errorish = _find_matches(entries, candidates, deadline)
 
     syn = _synthetic(systemd_result, exit_status, timed_out)
     explained = {c for m in matches if m.role == R.CAUSE for c in m.rule.explains}

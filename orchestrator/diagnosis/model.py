@@ -63,6 +63,16 @@ class Pat:
     detail: Mapping[str, str] = field(default_factory=dict)
 
 
+# A pattern that opens with `.*` matches, if at all, from the line's first character: anchor
+# it there, or `search` retries it from every position (quadratic; cubic with a second `.*`).
+_LEADING_DOTSTAR = re.compile(r"^(?:\(\?P<\w+>)?\.\*")
+
+
+def linear(regex: str) -> str:
+    """`regex`, anchored at the start when it opens with `.*` (the same matches, found once)."""
+    return r"\A" + regex if _LEADING_DOTSTAR.match(regex) else regex
+
+
 def pat(
     regex: str,
     keywords: tuple[str, ...] | str,
@@ -81,7 +91,7 @@ def pat(
     if gate is None and _MANDATORY_ERROR.match(regex):
         gate = "rror"  # the line holds "...Error:", so "rror" finds it
     return Pat(
-        regex=re.compile(regex, flags),
+        regex=re.compile(linear(regex), flags),
         keywords=kws,
         context=tuple(re.compile(c, re.M) for c in ctx),
         role=role,
@@ -128,6 +138,17 @@ def said(
         )
         out.append(replace(p, detail=dict(detail)) if detail else p)
     return tuple(out)
+
+
+def under(path: str, function: str, exception: str, *, line: int = 1) -> str:
+    """An example log fragment: `exception` raised under the frame (path, function), as a
+    Python traceback prints it (rule examples are logs: each must classify to its rule)."""
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "{path}", line {line}, in {function}\n'
+        "    ...\n"
+        f"{exception}"
+    )
 
 
 def example(mid: str, **values: object) -> str:

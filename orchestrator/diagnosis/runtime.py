@@ -38,7 +38,7 @@ specific start-up rule such as cuda-oom wins the same line).
 from __future__ import annotations
 
 from orchestrator import xid_codes
-from orchestrator.diagnosis.model import CAUSE, FALLBACK, HINT, Pat, Rule, example, pat, said
+from orchestrator.diagnosis.model import CAUSE, FALLBACK, HINT, Pat, Rule, example, pat, said, under
 
 __all__ = ["RUNTIME_RULES"]
 
@@ -236,7 +236,11 @@ def _make() -> tuple[Rule, ...]:
             ),
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
             examples=(
-                "torch.AcceleratorError: CUDA error: an illegal memory access was encountered   (under eagle_worker_v2.py, in draft_forward)",
+                under(
+                    ".../sglang/srt/speculative/eagle_worker_v2.py",
+                    "draft_forward",
+                    "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+                ),
             ),
         ),
         Rule(
@@ -399,7 +403,9 @@ def _make() -> tuple[Rule, ...]:
             ),
             defaults={"who": "tokenizer manager", "exc": "Exception", "msg": "?", "code": "?"},
             examples=(
-                example("detokenizer-exception", traceback="Traceback (most recent call last):"),
+                example("detokenizer-exception", traceback="Traceback (most recent call last):")
+                + '\n  File ".../sglang/srt/managers/detokenizer_manager.py", line 1, in event_loop'
+                + "\n    ...\nKeyError: 17",
                 example("subprocess-crashed", name="detokenizer", pid=48290, code=-9),
             ),
         ),
@@ -429,7 +435,13 @@ def _make() -> tuple[Rule, ...]:
                 ),
             ),
             defaults={"exc": "Exception", "msg": "?"},
-            examples=("KeyError: 'rid-7f3a'   (under scheduler.py, in process_batch_result)",),
+            examples=(
+                under(
+                    ".../sglang/srt/managers/scheduler.py",
+                    "process_batch_result",
+                    "KeyError: 'rid-7f3a'",
+                ),
+            ),
         ),
         Rule(
             id="scheduler-crashed",

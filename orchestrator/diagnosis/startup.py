@@ -39,6 +39,7 @@ from orchestrator.diagnosis.model import (
     example,
     pat,
     said,
+    under,
 )
 
 __all__ = ["STARTUP_RULES"]
@@ -169,7 +170,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "backends": "flashinfer, fa3, triton",
         },
         examples=(
-            example("spec-steps-need-topk") + "   (under speculative_hook.py)",
+            under(
+                ".../sglang/srt/arg_groups/speculative_hook.py",
+                "_handle_eagle_family",
+                example("spec-steps-need-topk"),
+            ),
             example(
                 "spec-tree-page-size",
                 backends="('flashinfer', 'fa3', 'triton')",
@@ -626,7 +631,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 "outgoing traffic has been disabled",
             ),
             pat(
-                r"(?P<msg>.*huggingface\.co.*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
+                r"\A(?P<msg>(?>.*?huggingface\.co).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
                 "huggingface.co",
             ),
         ),
@@ -753,7 +758,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "status": "?"},
         enrich=_enrich_warmup,
         examples=(
-            "AssertionError: res=<Response [502]>, res.text=''   (under _execute_server_warmup)",
+            under(
+                ".../sglang/srt/entrypoints/http_server.py",
+                "_execute_server_warmup",
+                "AssertionError: res=<Response [502]>, res.text=''",
+            ),
         ),
     ),
     Rule(
@@ -901,7 +910,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
         ),
         defaults={"msg": "?"},
         examples=(
-            "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'   (under srt/lora/layers.py)",
+            under(
+                ".../sglang/srt/lora/layers.py",
+                "__init__",
+                "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
+            ),
         ),
     ),
     Rule(
@@ -998,7 +1011,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
             ),
             pat(
-                r"(?P<msg>.*(?:Bus error|SIGBUS).*(?:shm|shared memory|DataLoader).*)",
+                # the first "Bus error" is kept (atomic group): linear even when no shm word follows
+                r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
                 ("Bus error", "SIGBUS"),
                 fixhint="a bus error on shared memory: /dev/shm is too small (containers: --shm-size 16g or --ipc=host)",
             ),
@@ -1110,7 +1124,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         defaults={"msg": "?"},
         examples=(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
-            "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
+            "node-3:48213:48390 [3] NCCL WARN socketProgress: Connection closed by remote peer node-5<47642>",
+            "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
         ),
     ),
     Rule(
@@ -1136,7 +1151,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             example(
                 "cuda-graph-capture-failed",
-                error="CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 178.35 GiB of which 1.12 GiB is free.",
+                error="CUDA error: operation not permitted when stream is capturing",
             ),
         ),
     ),
