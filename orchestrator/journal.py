@@ -65,6 +65,7 @@ class JournalEntry:
     host: str | None = None
     ident: str | None = None  # SYSLOG_IDENTIFIER (what `-o short` prints before [pid])
     cmdline: str | None = None  # _CMDLINE, when journald recorded it
+    origin: str | None = None  # the shipper's prefix, less its time: pod, rank or PID (text logs)
 
     @property
     def text(self) -> str:
@@ -398,13 +399,40 @@ class JournalLines(Sequence[JournalEntry]):
     """
 
     def __init__(self, text: str, *, year: int | None = None) -> None:
+        from orchestrator.diagnosis import reader
+
         split = text.split("\n")
-        self.format = detect_format(split[:200])
+        shipper = reader.sniff(split)
+        self.format = detect_format(split[:200]) if shipper == "text" else "cat"
         self._year = year or datetime.now().year
         self._cache: dict[int, JournalEntry] = {}
-        if self.format == "json":
-            self.raw: list[str] = [ln for ln in split if ln[:1] == "{"]
-            self.search: list[str] = _json_messages(self.raw)
+        self._origins: Sequence[str | None] | None = None
+        self._stamps: list[int | None] | None = None
+        self.raw: list[str]
+        self.search: list[str]
+        if self.format == "cat":
+            got = reader.read_lines(split)
+            lines = got.lines
+            if "\r" in text:
+                lines = [x.rstrip("\r") for x in lines]
+            keep = [
+                i
+                for i, ln in enumerate(lines)
+                if ln and not ln.isspace() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
+            ]
+            if len(keep) == len(lines):
+                self.raw = lines
+                self._origins, self._stamps = got.origins, got.timestamps_us
+            else:
+                self.raw = [lines[i] for i in keep]
+                if got.origins is not None:
+                    self._origins = _Picked(got.origins, keep)
+                if got.timestamps_us is not None:
+                    self._stamps = [got.timestamps_us[i] for i in keep]
+            self.search = self.raw
+        elif self.format == "json":
+            self.raw = [ln for ln in split if ln[:1] == "{"]
+            self.search = _json_messages(self.raw)
         else:
             self.raw = [
                 ln
@@ -443,12 +471,17 @@ class JournalLines(Sequence[JournalEntry]):
             e = _parse_text_line(line, self.format, self._year, prev)
             assert e is not None
             return e
-        ts = _sgl_ts(line) if line.startswith("[") else None
+        origin = self._origins[i] if self._origins is not None else None
+        ts = self._stamps[i] if self._stamps is not None else None
+        if ts is None:
+            ts = _sgl_ts(line) if line.startswith("[") else None
         if ts is None:
             for j in range(i - 1, max(-1, i - _BACK), -1):
+                if self._stamps is not None and (ts := self._stamps[j]) is not None:
+                    break
                 if self.raw[j].startswith("[") and (ts := _sgl_ts(self.raw[j])) is not None:
                     break
-        return JournalEntry(timestamp_us=ts, message=line, source="text")
+        return JournalEntry(timestamp_us=ts, message=line, source="text", origin=origin)
 
     @overload
     def __getitem__(self, i: int) -> JournalEntry: ...
@@ -466,6 +499,25 @@ class JournalLines(Sequence[JournalEntry]):
     def __iter__(self) -> Iterator[JournalEntry]:
         for i in range(len(self)):
             yield self._get(i)
+
+
+class _Picked(Sequence[str | None]):
+    """Some items of a lazy sequence, by index, still lazy."""
+
+    def __init__(self, of: Sequence[str | None], keep: list[int]) -> None:
+        self._of, self._keep = of, keep
+
+    def __len__(self) -> int:
+        return len(self._keep)
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str | None]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._of[self._keep[i]]
 
 
 def _json_messages(lines: list[str]) -> list[str]:

@@ -18,17 +18,20 @@ Stages (one module each):
 
 from __future__ import annotations
 
-from orchestrator.diagnosis.docs import troubleshooting_markdown
-from orchestrator.diagnosis.engine import (
-    MAX_EVIDENCE,
-    Diagnosis,
-    classify,
-    classify_text,
-    flags_from_argv,
-    flags_from_log,
-    flags_from_server_args,
-)
-from orchestrator.diagnosis.model import CAUSE, ECHO, FALLBACK, HINT
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.diagnosis.docs import troubleshooting_markdown
+    from orchestrator.diagnosis.engine import (
+        MAX_EVIDENCE,
+        Diagnosis,
+        classify,
+        classify_text,
+        flags_from_argv,
+        flags_from_log,
+        flags_from_server_args,
+    )
+    from orchestrator.diagnosis.model import CAUSE, ECHO, FALLBACK, HINT
 
 __all__ = [
     "CAUSE",
@@ -44,3 +47,23 @@ __all__ = [
     "flags_from_server_args",
     "troubleshooting_markdown",
 ]
+
+
+# The names load on first use: `orchestrator.journal` reads logs through `diagnosis.reader`
+# without compiling every rule.
+_HOME = {
+    "troubleshooting_markdown": "docs",
+    "CAUSE": "model",
+    "ECHO": "model",
+    "FALLBACK": "model",
+    "HINT": "model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(f"{__name__}.{_HOME.get(name, 'engine')}")
+    return getattr(module, name)

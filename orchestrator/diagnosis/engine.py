@@ -30,7 +30,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -191,18 +191,31 @@ def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
     that header (a fragment), the run of frame lines (`File "…", line N, in f`, their source
     and caret lines) right above line i."""
     pid = entries[i].pid
+    origin = entries[i].origin
+
+    def other(e: JournalEntry) -> bool:  # another process's (or pod's, or rank's) line
+        return (pid is not None and e.pid is not None and e.pid != pid) or (
+            origin is not None and e.origin is not None and e.origin != origin
+        )
+
+    def own() -> Iterator[int]:
+        """The same source's lines above line i, nearest first, at most _CONTEXT_WINDOW."""
+        n = 0
+        for j in range(i - 1, max(-1, i - 8 * _CONTEXT_WINDOW), -1):
+            if not other(entries[j]):
+                yield j
+                n += 1
+                if n >= _CONTEXT_WINDOW:
+                    return
+
     out: list[int] = []
-    lo = max(0, i - _CONTEXT_WINDOW)
-    for j in range(i - 1, lo - 1, -1):
-        e = entries[j]
-        if pid is not None and e.pid is not None and e.pid != pid:
-            continue
+    for j in own():
         out.append(j)
-        if _TRACEBACK in e.text:
+        if _TRACEBACK in entries[j].text:
             out.reverse()
             return tuple(out)
     frames: list[int] = []
-    for j in range(i - 1, lo - 1, -1):
+    for j in own():
         t = entries[j].text
         if not (_FRAME.match(t) or t[:1] in (" ", "\t")):
             break
@@ -288,6 +301,8 @@ def _find_matches(
         for rule in R.RULES:
             for p in rule.patterns:
                 if not any(k in msg for k in p.keywords):
+                    continue
+                if p.origin is not None and not p.origin.search(entries[i].origin or ""):
                     continue
                 m = p.regex.search(msg)
                 if m is None:

@@ -61,6 +61,9 @@ class Pat:
     summary: str | None = None
     fix: str | None = None
     detail: Mapping[str, str] = field(default_factory=dict)
+    # a regex the line's origin (the shipper's or logger's prefix the reader took off: pod,
+    # rank, process, logger location) must match; None: any origin
+    origin: re.Pattern[str] | None = None
 
 
 # A pattern that opens with `.*` matches, if at all, from the line's first character: anchor
@@ -84,6 +87,7 @@ def pat(
     summary: str | None = None,
     fix: str | None = None,
     flags: int = 0,
+    origin: str | None = None,
     **detail: str,
 ) -> Pat:
     kws = (keywords,) if isinstance(keywords, str) else keywords
@@ -100,6 +104,7 @@ def pat(
         summary=summary,
         fix=fix,
         detail=detail,
+        origin=re.compile(origin) if origin is not None else None,
     )
 
 

@@ -433,6 +433,13 @@ def _make() -> tuple[Rule, ...]:
                     "engine/core.py",
                     summary="an exception in the engine loop while serving: {exc}: {msg}",
                 ),
+                # the same, where the reader took the logger's prefix off as the line's origin
+                pat(
+                    _ANY_EXC,
+                    ("Error", "Exception"),
+                    origin=r"\[v1/engine/core\.py:\d+\]",
+                    summary="an exception in the engine loop while serving: {exc}: {msg}",
+                ),
             ),
             defaults={"exc": "Exception", "msg": "?"},
             examples=(
