@@ -38,6 +38,7 @@ from typing import Any
 
 from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis import structure as S
 from orchestrator.diagnosis.docs import troubleshooting_markdown
 from orchestrator.flags import from_argv
 from orchestrator.journal import MAX_LINE, JournalEntry, JournalLines
@@ -411,20 +412,31 @@ def _unknown(
     echoes: Sequence[int],
     exit_status: str | None,
     systemd_result: str | None,
+    *,
+    candidates: Sequence[int] = (),
 ) -> Diagnosis:
-    """No rule matched. Not a guess: the likeliest cause lines (the last line of the first
-    traceback, the first ERROR-level line, else the first exception line) lead the evidence,
+    """No rule matched. Not a guess: the likeliest cause lines (the root exception: the first
+    exception of the first traceback's chain that is not a wrapper, with the frame that raised
+    it; else the first ERROR-level line, else the first exception line) lead the evidence,
     then the last error lines."""
     echo_set = set(echoes)
-    first_tb = _first_traceback_exception(entries, errorish, echo_set)
+    tbs = S.tracebacks(entries, [i for i in candidates if S.TRACEBACK in entries[i].text])
+    rooted = S.root_exception(tbs)
+    first_tb = rooted[1].index if rooted is not None and rooted[1].index not in echo_set else None
+    root_frame = rooted[1].site.index if rooted is not None and rooted[1].site is not None else None
+    if first_tb is None:
+        first_tb = _first_traceback_exception(entries, errorish, echo_set)
+        root_frame = None
     first_exc = first_tb
     if first_exc is None:
         first_exc = next(
             (i for i in errorish if i not in echo_set and _EXC_LINE.match(entries[i].text)),
             None,
         )
-    first_err = _first_error_level(entries, errorish, echo_set | {first_exc or -1})
-    lead = [i for i in (first_exc, first_err) if i is not None]
+    first_err = _first_error_level(
+        entries, errorish, echo_set | {first_exc or -1, root_frame or -1}
+    )
+    lead = [i for i in (first_exc, root_frame, first_err) if i is not None]
     tail = [i for i in errorish if i not in lead][-(MAX_EVIDENCE - len(lead)) :]
     picked = lead + sorted(tail)
     if not picked:
@@ -438,10 +450,14 @@ def _unknown(
     if lead:
         said_ = " and ".join(repr(entries[i].text.strip()[:160]) for i in lead)
         which = (
-            "the last line of the first traceback"
+            "the root exception"
+            if first_tb is not None and rooted is not None and first_tb == rooted[1].index
+            else "the last line of the first traceback"
             if first_tb is not None
             else "the first exception"
         )
+        if root_frame is not None:
+            which += " and the frame that raised it"
         if first_err is not None:
             which += (
                 " and the first ERROR-level line"
@@ -606,7 +622,101 @@ def _classify(
                 exit_status,
                 release or sglang.NEWEST,
             )
-    return _unknown(entries, errorish, echoes, exit_status, systemd_result)
+        if role == R.CAUSE:
+            # no pattern names a cause: the rules' exception families, over the tracebacks
+            raised = _raised(entries, candidates, errorish, set(echoes))
+            fam = _family_match(raised)
+            if fam is not None:
+                return _diagnose_family(entries, fam[0], fam[1], matches, release)
+    return _unknown(entries, errorish, echoes, exit_status, systemd_result, candidates=candidates)
+
+
+def _raised(
+    entries: Sequence[JournalEntry],
+    candidates: Sequence[int],
+    errorish: Sequence[int],
+    echoes: set[int],
+) -> list[S.Raised]:
+    """Every exception the log raised, in order: the chains of its tracebacks (root first,
+    the earliest failing source first) and, for a pasted fragment without its header, an
+    exception line under a run of frames."""
+    tbs = S.tracebacks(entries, [i for i in candidates if S.TRACEBACK in entries[i].text])
+    out: list[S.Raised] = []
+    covered: set[int] = set()
+    for tb in tbs:
+        for r in tb.chain:
+            if not (S.WRAPPERS.search(r.message) or r.index in echoes):
+                out.append(r)
+            covered.add(r.index)
+    for i in errorish:
+        if i in covered or i in echoes:
+            continue
+        m = S.RAISED.match(entries[i].text)
+        if m is None:
+            continue
+        frames = tuple(
+            S.Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j)
+            for j in _block(entries, i)
+            if (fm := S.FRAME.match(entries[j].text)) is not None
+        )
+        out.append(S.Raised(m["type"], (m["msg"] or "").strip(), i, frames))
+    out.sort(key=lambda r: r.index)
+    return out
+
+
+def _family_match(raised: Sequence[S.Raised]) -> tuple[R.Rule, S.Raised] | None:
+    """The first exception (root first) that a rule's family claims, and that rule."""
+    for r in raised:
+        paths = [f.module_path() for f in r.frames]
+        for rule in R.RULES:
+            if rule.family is not None and rule.family.matches(r.name, r.message, paths):
+                return rule, r
+    return None
+
+
+_QUOTED = re.compile(r"['\"`]([\w.-]{1,200})['\"`]")
+
+
+def _diagnose_family(
+    entries: Sequence[JournalEntry],
+    rule: R.Rule,
+    raised: S.Raised,
+    matches: Sequence[_Match],
+    release: Release | None,
+) -> Diagnosis:
+    """A diagnosis from a rule's exception family (a wording no pattern knows)."""
+    assert rule.family is not None
+    first = raised.message.split("\n", 1)[0]
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    detail["exc"] = raised.type
+    detail["msg"] = first if len(first) <= 300 else first[:297] + "..."
+    q = _QUOTED.search(first)
+    if q is not None:
+        detail.setdefault("module", q[1])
+    site = raised.site
+    if site is not None:
+        detail["frame"] = f"{site.module_path()}:{site.line} in {site.function}"
+    if rule.enrich is not None:
+        lo = max(0, raised.index - _ENRICH_AROUND)
+        hi = min(len(entries), raised.index + _ENRICH_AROUND)
+        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    summary = _fmt(
+        rule.family.summary or (rule.title + " ({exc}: {msg})"),
+        detail,
+    )
+    picked = [f.index for f in raised.frames[-3:]] + [raised.index]
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=[entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
+        fix=_fmt(rule.fix, detail),
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=R.CAUSE,
+    )
 
 
 def _synthetic(

@@ -15,7 +15,7 @@ Roles
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -162,6 +162,30 @@ def example(mid: str, **values: object) -> str:
 
 
 @dataclass(frozen=True)
+class Family:
+    """A rule's exception family, over the structure rather than the wording: it names the
+    rule when a traceback's root exception has one of `exceptions` (the type's own name, any
+    module) and, if given, a message holding one of `words` OR a frame in one of `frames`
+    (module paths such as `transformers/models/auto/`). The rule's patterns name the known
+    wordings; the family catches a new wording of the same cause (a generic fallback, tried
+    only when no pattern names a cause)."""
+
+    exceptions: tuple[str, ...]
+    words: tuple[str, ...] = ()
+    frames: tuple[str, ...] = ()
+    summary: str | None = None  # a template over exc, msg, frame
+
+    def matches(self, name: str, message: str, frame_paths: Sequence[str]) -> bool:
+        if self.exceptions and name not in self.exceptions:
+            return False
+        if not self.words and not self.frames:
+            return True
+        if any(w in message for w in self.words):
+            return True
+        return any(f in p for f in self.frames for p in frame_paths)
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str  # stable category id (used in --json output and docs anchors)
     title: str
@@ -179,3 +203,5 @@ class Rule:
     # Adds detail fields read from the lines around the cause (versions, GPU, port), so that
     # the summary and the fix speak of this box rather than a reference one.
     enrich: Callable[[dict[str, str], str], None] | None = None
+    # The generic fallback over tracebacks' structure (see Family).
+    family: Family | None = None

@@ -38,7 +38,18 @@ specific start-up rule such as cuda-oom wins the same line).
 from __future__ import annotations
 
 from orchestrator import xid_codes
-from orchestrator.diagnosis.model import CAUSE, FALLBACK, HINT, Pat, Rule, example, pat, said, under
+from orchestrator.diagnosis.model import (
+    CAUSE,
+    FALLBACK,
+    HINT,
+    Family,
+    Pat,
+    Rule,
+    example,
+    pat,
+    said,
+    under,
+)
 
 __all__ = ["RUNTIME_RULES"]
 
@@ -184,6 +195,15 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="cuda-illegal-access",
+            family=Family(
+                ("AcceleratorError", "RuntimeError"),
+                words=(
+                    "illegal memory access",
+                    "misaligned address",
+                    "illegal instruction",
+                    "unspecified launch failure",
+                ),
+            ),
             title="a CUDA kernel faulted while serving (illegal memory access)",
             summary="a CUDA kernel hit '{msg}' while {step}: the scheduler died and SGLang took the server down",
             fix=(
@@ -245,6 +265,7 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="cuda-device-assert",
+            family=Family(("AcceleratorError", "RuntimeError"), words=("device-side assert",)),
             title="a device-side assertion failed in a CUDA kernel",
             summary="a device-side assertion failed in a CUDA kernel: {msg}",
             fix=(

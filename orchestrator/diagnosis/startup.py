@@ -35,6 +35,7 @@ from orchestrator.diagnosis.model import (
     _SPEC_FRAMES,
     FALLBACK,
     HINT,
+    Family,
     Rule,
     example,
     pat,
@@ -187,6 +188,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="drafter-mismatch",
+        family=Family(
+            ("RuntimeError", "AssertionError", "ValueError", "KeyError", "IndexError"),
+            words=("shape", "size mismatch", "must match", "hidden", "vocab"),
+            frames=("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft"),
+        ),
         title="the EAGLE-3 drafter does not fit the target model",
         summary="the draft model does not fit the target: {msg}",
         fix=(
@@ -255,6 +261,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="tp-size-indivisible",
+        family=Family(
+            ("AssertionError", "ValueError"), words=("divisible by", "must be divisible")
+        ),
         title="tp_size does not divide the model's heads (or another dimension)",
         summary="a model dimension is not divisible by the parallel size: {msg}",
         fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
@@ -281,6 +290,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="attention-backend-unsupported",
+        family=Family(
+            ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
+            words=("backend", "head_dim", "head size", "head_size"),
+            frames=("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/"),
+        ),
         title="the attention backend is not available on this GPU or for this model",
         summary="the attention backend was refused: {msg}",
         fix="{fixhint}",
@@ -328,6 +342,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="kernel-package-mismatch",
+        family=Family(
+            ("ImportError", "OSError", "RuntimeError"),
+            words=("undefined symbol", "compiled against", "ABI"),
+        ),
         title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
         summary="{pkg} cannot be used as installed: {msg}",
         fix="{fixhint}",
@@ -373,6 +391,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="python-import-error",
+        family=Family(
+            ("ModuleNotFoundError", "ImportError"),
+            words=(
+                "No module named",
+                "cannot import name",
+                "is not installed",
+                "requires the",
+                "please install",
+                "pip install",
+            ),
+        ),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -444,6 +473,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="driver-too-old",
+        family=Family(
+            ("RuntimeError", "AcceleratorError"),
+            words=(
+                "driver version is insufficient",
+                "NVIDIA driver on your system is too old",
+                "Error 804",
+                "forward compatibility",
+            ),
+        ),
         title="the NVIDIA driver is older than the CUDA that torch was built with",
         summary="the NVIDIA driver is too old for this torch: {msg}",
         fix="{fixhint}",
@@ -478,6 +516,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="gpu-unavailable",
+        family=Family(
+            ("RuntimeError", "AcceleratorError"),
+            words=(
+                "busy or unavailable",
+                "no CUDA-capable device",
+                "Found no NVIDIA driver",
+                "CUDA driver initialization failed",
+                "Error 802",
+                "system not yet initialized",
+            ),
+        ),
         title="no usable CUDA device",
         summary="no usable CUDA GPU: {msg}",
         fix="{fixhint}",
@@ -526,6 +575,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="kernel-unsupported-arch",
+        family=Family(
+            ("RuntimeError", "AcceleratorError", "ValueError", "AssertionError"),
+            words=(
+                "no kernel image",
+                "not compatible with the current PyTorch",
+                "compute capability",
+                "sm_",
+                "Unsupported GPU",
+                "unsupported toolchain",
+            ),
+        ),
         title="kernels not built for this GPU (or too old)",
         summary="GPU kernels do not support this GPU or are too old: {msg}",
         fix="{fixhint}",
@@ -562,6 +622,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hf-auth",
+        family=Family(
+            ("GatedRepoError", "HfHubHTTPError", "HTTPError", "OSError"),
+            words=("401", "403", "gated", "restricted", "Unauthorized"),
+        ),
         title="the Hugging Face repo is gated or needs a token",
         summary="{repo} needs an authorised Hugging Face token: {msg}",
         fix="{fixhint}",
@@ -607,6 +671,19 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hf-hub-unreachable",
+        family=Family(
+            (
+                "LocalEntryNotFoundError",
+                "OfflineModeIsEnabled",
+                "ConnectionError",
+                "MaxRetryError",
+                "ConnectTimeout",
+                "ReadTimeout",
+                "NameResolutionError",
+            ),
+            words=("huggingface", "hf.co", "offline", "HF_HUB"),
+            frames=("huggingface_hub/", "transformers/utils/hub"),
+        ),
         title="the Hugging Face Hub cannot be reached",
         summary="the model had to come from the Hugging Face Hub, which is unreachable: {msg}",
         fix="download the model (and drafter) ahead and point --model-path / --speculative-draft-model-path at the local directories, or allow outbound HTTPS to huggingface.co (proxy: HTTPS_PROXY in the unit's Environment=); with HF_HUB_OFFLINE=1 the files must already be in HF_HOME",
@@ -644,6 +721,30 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="model-not-found",
+        family=Family(
+            (
+                "RepositoryNotFoundError",
+                "EntryNotFoundError",
+                "FileNotFoundError",
+                "HFValidationError",
+                "OSError",
+            ),
+            words=(
+                "config.json",
+                "Repo id",
+                "repo_id",
+                "model identifier",
+                "does not appear to have",
+                "safetensors",
+                "No such file or directory",
+            ),
+            frames=(
+                "huggingface_hub/",
+                "transformers/configuration_utils",
+                "sglang/srt/model_loader/",
+                "sglang/srt/utils/hf_transformers",
+            ),
+        ),
         title="the model path or Hub id does not exist",
         summary="model not found: {msg}",
         fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors (path: {path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
@@ -697,6 +798,21 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="model-arch-unsupported",
+        family=Family(
+            ("KeyError", "ValueError", "NotImplementedError", "RuntimeError"),
+            words=(
+                "model_type",
+                "architecture",
+                "Unrecognized configuration class",
+                "does not recognize",
+            ),
+            frames=(
+                "transformers/models/auto/",
+                "transformers/configuration_utils",
+                "sglang/srt/models/registry",
+                "sglang/srt/model_loader/utils",
+            ),
+        ),
         title="the installed transformers / SGLang does not know the model's architecture",
         summary="the model's architecture is not known to this install: {msg}",
         fix="{fixhint}",
@@ -767,6 +883,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="port-in-use",
+        family=Family(
+            ("OSError", "RuntimeError", "SystemExit"),
+            words=("Errno 98", "ddress already in use", "EADDRINUSE"),
+        ),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
         fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
@@ -800,6 +920,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="dist-init-timeout",
+        family=Family(
+            ("DistNetworkError", "DistStoreError", "TimeoutError", "RuntimeError"),
+            words=("TCPStore", "rendezvous", "connect to", "Socket Timeout", "timed out"),
+            frames=(
+                "torch/distributed/rendezvous",
+                "torch/distributed/distributed_c10d",
+                "init_process_group",
+                "sglang/srt/distributed/parallel_state",
+            ),
+        ),
         title="the ranks could not meet: torch.distributed rendezvous failed",
         summary="torch.distributed could not connect the ranks: {msg}",
         fix="{fixhint}",
@@ -862,6 +992,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="jit-build-failed",
+        family=Family(
+            ("CalledProcessError", "RuntimeError", "CompilationError"),
+            words=("ninja", "nvcc", "Error building extension", "compil"),
+            frames=("torch/utils/cpp_extension", "tvm_ffi/", "triton/compiler", "flashinfer/jit"),
+        ),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
         fix="{fixhint}",
@@ -983,6 +1118,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="host-memory-exhausted",
+        family=Family(("MemoryError",)),
         title="host memory or shared memory ran out (without the OOM killer)",
         summary="the host could not give the server memory: {msg}",
         fix="{fixhint}",
@@ -1026,6 +1162,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-oom",
+        family=Family(("OutOfMemoryError",)),
         title="out of GPU memory",
         summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",
         fix="lower --mem-fraction-static (e.g. 0.85 -> 0.80), --max-running-requests or --chunked-prefill-size; check no other process uses the GPUs (`nvidia-smi`); the EAGLE-3 drafter and its CUDA graphs need memory outside the KV pool",
@@ -1089,6 +1226,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nccl-error",
+        family=Family(("DistBackendError", "NcclError"), words=("NCCL", "nccl")),
         title="NCCL / torch.distributed communication failed",
         summary="NCCL communication between the GPUs failed: {msg}",
         fix="check `nvidia-smi topo -m` and the fabric manager (HGX NVSwitch), that no other job uses the GPUs, shared memory (/dev/shm large enough; no PrivateTmp/ProtectSystem blocking it); rerun with Environment=NCCL_DEBUG=INFO for the detail; NCCL_P2P_DISABLE=1 / NCCL_IB_DISABLE=1 narrow it down",
