@@ -674,6 +674,7 @@ def _family_match(raised: Sequence[S.Raised]) -> tuple[R.Rule, S.Raised] | None:
     return None
 
 
+_PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b")
 _QUOTED = re.compile(r"['\"`]([\w.-]{1,200})['\"`]")
 
 
@@ -693,6 +694,9 @@ def _diagnose_family(
     q = _QUOTED.search(first)
     if q is not None:
         detail.setdefault("module", q[1])
+    port = _PORT.search(first)
+    if port is not None and detail.get("port", "?") in ("?", ""):
+        detail["port"] = port[1]
     site = raised.site
     if site is not None:
         detail["frame"] = f"{site.module_path()}:{site.line} in {site.function}"

@@ -101,6 +101,19 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
     detail["pkg"] = pkg
     sym = detail.get("symbol", "")
     torch = _torch_of(text)
+    if detail.get("cuda_major"):
+        if not m:  # the library does not say whose it is: the lines around it do
+            around = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
+            pkg = around[1].replace("_", "-") if around else pkg
+            detail["pkg"] = pkg
+        detail["fixhint"] = (
+            f"{pkg} was built for CUDA {detail['cuda_major']} ({detail.get('lib', 'its CUDA library')} "
+            f"is missing): install the {pkg} build for the CUDA that torch uses "
+            "(`python -c 'import torch; print(torch.version.cuda)'`), or a torch built for "
+            f"CUDA {detail['cuda_major']}, as the SGLang release you run pins them "
+            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`)"
+        )
+        return
     if detail.get("version") and detail.get("version") != "?":
         detail["fixhint"] = (
             f"install {pkg} {detail['version']} or newer into the unit's Python "

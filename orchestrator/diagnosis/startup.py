@@ -362,6 +362,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
                 "undefined symbol",
             ),
+            # a CUDA library of one major version missing: the package was built for another CUDA
+            pat(
+                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda)[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+                "cannot open shared object file",
+            ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
                 "undefined symbol",
@@ -884,7 +889,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="port-in-use",
         family=Family(
-            ("OSError", "RuntimeError", "SystemExit"),
+            ("OSError", "RuntimeError", "SystemExit", "DistNetworkError"),
             words=("Errno 98", "ddress already in use", "EADDRINUSE"),
         ),
         title="a port SGLang needs is taken",
