@@ -83,3 +83,104 @@ def test_the_budget_ends_in_unknown_with_a_note() -> None:
 def test_the_budget_holds_for_entries_too() -> None:
     entries = [JournalEntry(None, "RuntimeError: CUDA out of memory. x")] * 200
     assert classify(entries, budget_s=0.0).category == "unknown"
+
+
+def _tb(frames: list[tuple[str, str]], exc: str) -> str:
+    lines = ["Traceback (most recent call last):"]
+    for path, func in frames:
+        lines += [f'  File "{path}", line 10, in {func}', "    x()"]
+    return "\n".join([*lines, exc])
+
+
+@pytest.mark.parametrize(
+    ("log", "category"),
+    [
+        # a missing package, in wordings no pattern lists
+        (
+            _tb([("/app/run.py", "main")], "ModuleNotFoundError: No module named 'triton_kernels'"),
+            "python-import-error",
+        ),
+        (
+            _tb(
+                [("/venv/site-packages/transformers/utils/import_utils.py", "requires_backends")],
+                "ImportError: LlamaTokenizerFast requires the protobuf library but it was not found in your environment.",
+            ),
+            "python-import-error",
+        ),
+        # an unknown model_type, in whatever words a transformers release uses
+        (
+            _tb(
+                [
+                    (
+                        "/venv/site-packages/transformers/models/auto/configuration_auto.py",
+                        "__getitem__",
+                    )
+                ],
+                "KeyError: 'qwen4_moe'",
+            ),
+            "model-arch-unsupported",
+        ),
+        (
+            "ValueError: Unrecognized configuration class <class 'transformers_modules.x.XConfig'> for this kind of AutoModel: AutoModelForCausalLM.",
+            "model-arch-unsupported",
+        ),
+        # a GPU out of memory, any message
+        (
+            "torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory on the GPU",
+            "cuda-oom",
+        ),
+        # c10d's bind failure, new words
+        (
+            "torch.distributed.DistNetworkError: failed to bind [::]:29500 (errno: 98 - Address already in use)",
+            "port-in-use",
+        ),
+        # a wrapper around the root: the root wins
+        (
+            _tb(
+                [("/x/sglang/srt/models/foo.py", "forward")],
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB",
+            )
+            + "\n\nThe above exception was the direct cause of the following exception:\n\n"
+            + _tb(
+                [("/x/sglang/srt/managers/scheduler.py", "run_scheduler_process")],
+                "Exception: Scheduler hit an exception",
+            ),
+            "cuda-oom",
+        ),
+    ],
+)
+def test_exception_families_catch_new_wordings(log: str, category: str) -> None:
+    assert classify_text(log).category == category, classify_text(log).render_text()
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # shape words outside the drafter's frames are not a drafter mismatch
+        _tb(
+            [("/x/mylib/ops.py", "forward")],
+            "RuntimeError: shape '[2, 3]' is invalid for input of size 7",
+        ),
+        # a backend word outside attention code is not an attention backend
+        _tb([("/x/app/dist.py", "setup")], "ValueError: Unknown backend 'mpi2'"),
+        # a timeout outside torch.distributed is not a rendezvous timeout
+        _tb([("/x/app/client.py", "wait")], "TimeoutError: timed out waiting for the queue"),
+    ],
+)
+def test_families_do_not_claim_lookalikes(log: str) -> None:
+    assert classify_text(log).category == "unknown", classify_text(log).render_text()
+
+
+def test_unknown_shows_the_root_exception_and_its_frame() -> None:
+    log = (
+        _tb([("/x/lib/frob.py", "frob")], "FrobError: the frob broke")
+        + "\n\nDuring handling of the above exception, another exception occurred:\n\n"
+        + _tb(
+            [("/x/sglang/srt/managers/scheduler.py", "event_loop")],
+            "Exception: Scheduler hit an exception",
+        )
+    )
+    d = classify_text(log)
+    assert d.category == "unknown"
+    assert d.evidence[0].text == "FrobError: the frob broke"
+    assert 'File "/x/lib/frob.py", line 10, in frob' in d.evidence[1].text

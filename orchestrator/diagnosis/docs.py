@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from orchestrator.diagnosis.catalog import RULES, UNKNOWN_DOC
-from orchestrator.diagnosis.model import CAUSE, example
+from orchestrator.diagnosis.model import CAUSE, Family, example
 
 
 def troubleshooting_markdown() -> str:
@@ -42,6 +42,8 @@ def troubleshooting_markdown() -> str:
             out += ["What is printed:", "", "```"]
             out += [line for ex in r.examples for line in ex.splitlines()]
             out += ["```", ""]
+        for fam in r.families:
+            out += [_family_line(fam), ""]
         fix = r.fix
         with contextlib.suppress(KeyError, ValueError):
             fix = fix.format_map(_Blank(r.defaults))
@@ -74,3 +76,13 @@ class _Blank(dict[str, str]):
 
     def __missing__(self, key: str) -> str:
         return f"<{key}>"
+
+
+def _family_line(fam: Family) -> str:
+    """A rule's exception family, in words, for the docs."""
+    exc = " / ".join(f"`{e}`" for e in fam.exceptions) or "any exception"
+    said = " or ".join(f"“{w}”" for w in fam.words)
+    where = " or ".join(f"`{f}`" for f in fam.frames)
+    cond = [f"whose message says {said}" if said else "", f"raised under {where}" if where else ""]
+    joined = (" and " if fam.both else " or ").join(c for c in cond if c)
+    return f"Also named, in any wording, for {exc}" + (f" {joined}" if joined else "") + "."

@@ -40,6 +40,7 @@ from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
 from orchestrator.diagnosis import structure as S
 from orchestrator.diagnosis.docs import troubleshooting_markdown
+from orchestrator.diagnosis.model import Family
 from orchestrator.flags import from_argv
 from orchestrator.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.sglang import Release, phase_of
@@ -627,7 +628,7 @@ def _classify(
             raised = _raised(entries, candidates, errorish, set(echoes))
             fam = _family_match(raised)
             if fam is not None:
-                return _diagnose_family(entries, fam[0], fam[1], matches, release)
+                return _diagnose_family(entries, fam[0], fam[1], fam[2], matches, release)
     return _unknown(entries, errorish, echoes, exit_status, systemd_result, candidates=candidates)
 
 
@@ -664,13 +665,16 @@ def _raised(
     return out
 
 
-def _family_match(raised: Sequence[S.Raised]) -> tuple[R.Rule, S.Raised] | None:
+def _family_match(
+    raised: Sequence[S.Raised],
+) -> tuple[R.Rule, S.Raised, Family] | None:
     """The first exception (root first) that a rule's family claims, and that rule."""
     for r in raised:
         paths = [f.module_path() for f in r.frames]
         for rule in R.RULES:
-            if rule.family is not None and rule.family.matches(r.name, r.message, paths):
-                return rule, r
+            for fam in rule.families:
+                if fam.matches(r.name, r.message, paths):
+                    return rule, r, fam
     return None
 
 
@@ -682,11 +686,11 @@ def _diagnose_family(
     entries: Sequence[JournalEntry],
     rule: R.Rule,
     raised: S.Raised,
+    family: Family,
     matches: Sequence[_Match],
     release: Release | None,
 ) -> Diagnosis:
     """A diagnosis from a rule's exception family (a wording no pattern knows)."""
-    assert rule.family is not None
     first = raised.message.split("\n", 1)[0]
     detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     detail["exc"] = raised.type
@@ -705,7 +709,7 @@ def _diagnose_family(
         hi = min(len(entries), raised.index + _ENRICH_AROUND)
         rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
     summary = _fmt(
-        rule.family.summary or (rule.title + " ({exc}: {msg})"),
+        family.summary or (rule.title + " ({exc}: {msg})"),
         detail,
     )
     picked = [f.index for f in raised.frames[-3:]] + [raised.index]

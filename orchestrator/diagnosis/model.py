@@ -163,7 +163,7 @@ def example(mid: str, **values: object) -> str:
 
 @dataclass(frozen=True)
 class Family:
-    """A rule's exception family, over the structure rather than the wording: it names the
+    """One of a rule's exception families, over the structure rather than the wording: it names the
     rule when a traceback's root exception has one of `exceptions` (the type's own name, any
     module) and, if given, a message holding one of `words` OR a frame in one of `frames`
     (module paths such as `transformers/models/auto/`). The rule's patterns name the known
@@ -173,16 +173,19 @@ class Family:
     exceptions: tuple[str, ...]
     words: tuple[str, ...] = ()
     frames: tuple[str, ...] = ()
+    both: bool = False  # the words AND the frames (default: either)
     summary: str | None = None  # a template over exc, msg, frame
 
     def matches(self, name: str, message: str, frame_paths: Sequence[str]) -> bool:
         if self.exceptions and name not in self.exceptions:
             return False
+        said = any(w in message for w in self.words)
+        where = any(f in p for f in self.frames for p in frame_paths)
+        if self.both:
+            return said and where
         if not self.words and not self.frames:
             return True
-        if any(w in message for w in self.words):
-            return True
-        return any(f in p for f in self.frames for p in frame_paths)
+        return said or where
 
 
 @dataclass(frozen=True)
@@ -203,5 +206,5 @@ class Rule:
     # Adds detail fields read from the lines around the cause (versions, GPU, port), so that
     # the summary and the fix speak of this box rather than a reference one.
     enrich: Callable[[dict[str, str], str], None] | None = None
-    # The generic fallback over tracebacks' structure (see Family).
-    family: Family | None = None
+    # The generic fallbacks over tracebacks' structure (see Family).
+    families: tuple[Family, ...] = ()

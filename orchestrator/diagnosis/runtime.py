@@ -195,13 +195,15 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="cuda-illegal-access",
-            family=Family(
-                ("AcceleratorError", "RuntimeError"),
-                words=(
-                    "illegal memory access",
-                    "misaligned address",
-                    "illegal instruction",
-                    "unspecified launch failure",
+            families=(
+                Family(
+                    ("AcceleratorError", "RuntimeError"),
+                    words=(
+                        "illegal memory access",
+                        "misaligned address",
+                        "illegal instruction",
+                        "unspecified launch failure",
+                    ),
                 ),
             ),
             title="a CUDA kernel faulted while serving (illegal memory access)",
@@ -265,7 +267,7 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="cuda-device-assert",
-            family=Family(("AcceleratorError", "RuntimeError"), words=("device-side assert",)),
+            families=(Family(("AcceleratorError", "RuntimeError"), words=("device-side assert",)),),
             title="a device-side assertion failed in a CUDA kernel",
             summary="a device-side assertion failed in a CUDA kernel: {msg}",
             fix=(

@@ -188,10 +188,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="drafter-mismatch",
-        family=Family(
-            ("RuntimeError", "AssertionError", "ValueError", "KeyError", "IndexError"),
-            words=("shape", "size mismatch", "must match", "hidden", "vocab"),
-            frames=("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft"),
+        families=(
+            Family(
+                ("RuntimeError", "AssertionError", "ValueError", "KeyError", "IndexError"),
+                words=("shape", "size mismatch", "must match", "hidden", "vocab"),
+                frames=("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft"),
+                both=True,
+            ),
         ),
         title="the EAGLE-3 drafter does not fit the target model",
         summary="the draft model does not fit the target: {msg}",
@@ -261,9 +264,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="tp-size-indivisible",
-        family=Family(
-            ("AssertionError", "ValueError"), words=("divisible by", "must be divisible")
-        ),
+        families=(Family(("AssertionError", "ValueError"), words=("divisible by",)),),
         title="tp_size does not divide the model's heads (or another dimension)",
         summary="a model dimension is not divisible by the parallel size: {msg}",
         fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
@@ -290,10 +291,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="attention-backend-unsupported",
-        family=Family(
-            ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
-            words=("backend", "head_dim", "head size", "head_size"),
-            frames=("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/"),
+        families=(
+            Family(
+                ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
+                words=("backend", "head_dim", "head size", "head_size"),
+                frames=("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/"),
+                both=True,
+            ),
         ),
         title="the attention backend is not available on this GPU or for this model",
         summary="the attention backend was refused: {msg}",
@@ -342,10 +346,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="kernel-package-mismatch",
-        family=Family(
-            ("ImportError", "OSError", "RuntimeError"),
-            words=("undefined symbol", "compiled against", "ABI"),
-        ),
+        families=(Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),),
         title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
         summary="{pkg} cannot be used as installed: {msg}",
         fix="{fixhint}",
@@ -396,17 +397,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="python-import-error",
-        family=Family(
-            ("ModuleNotFoundError", "ImportError"),
-            words=(
-                "No module named",
-                "cannot import name",
-                "is not installed",
-                "requires the",
-                "please install",
-                "pip install",
-            ),
-        ),
+        families=(Family(("ModuleNotFoundError", "ImportError")),),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -478,13 +469,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="driver-too-old",
-        family=Family(
-            ("RuntimeError", "AcceleratorError"),
-            words=(
-                "driver version is insufficient",
-                "NVIDIA driver on your system is too old",
-                "Error 804",
-                "forward compatibility",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError"),
+                words=(
+                    "driver version is insufficient",
+                    "NVIDIA driver on your system is too old",
+                    "Error 804",
+                    "forward compatibility",
+                ),
             ),
         ),
         title="the NVIDIA driver is older than the CUDA that torch was built with",
@@ -521,15 +514,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="gpu-unavailable",
-        family=Family(
-            ("RuntimeError", "AcceleratorError"),
-            words=(
-                "busy or unavailable",
-                "no CUDA-capable device",
-                "Found no NVIDIA driver",
-                "CUDA driver initialization failed",
-                "Error 802",
-                "system not yet initialized",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError"),
+                words=(
+                    "busy or unavailable",
+                    "no CUDA-capable device",
+                    "Found no NVIDIA driver",
+                    "CUDA driver initialization failed",
+                    "Error 802",
+                    "system not yet initialized",
+                ),
             ),
         ),
         title="no usable CUDA device",
@@ -580,15 +575,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="kernel-unsupported-arch",
-        family=Family(
-            ("RuntimeError", "AcceleratorError", "ValueError", "AssertionError"),
-            words=(
-                "no kernel image",
-                "not compatible with the current PyTorch",
-                "compute capability",
-                "sm_",
-                "Unsupported GPU",
-                "unsupported toolchain",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "ValueError", "AssertionError"),
+                words=(
+                    "no kernel image",
+                    "not compatible with the current PyTorch",
+                    "compute capability",
+                    "unsupported toolchain",
+                ),
             ),
         ),
         title="kernels not built for this GPU (or too old)",
@@ -627,9 +622,20 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hf-auth",
-        family=Family(
-            ("GatedRepoError", "HfHubHTTPError", "HTTPError", "OSError"),
-            words=("401", "403", "gated", "restricted", "Unauthorized"),
+        families=(
+            Family(("GatedRepoError",)),
+            Family(
+                ("HfHubHTTPError", "HTTPError", "OSError", "RepositoryNotFoundError"),
+                words=(
+                    "gated",
+                    "restricted",
+                    "401 Client Error",
+                    "403 Client Error",
+                    "Unauthorized",
+                    "Invalid user token",
+                    "Access to model",
+                ),
+            ),
         ),
         title="the Hugging Face repo is gated or needs a token",
         summary="{repo} needs an authorised Hugging Face token: {msg}",
@@ -676,18 +682,21 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hf-hub-unreachable",
-        family=Family(
-            (
-                "LocalEntryNotFoundError",
-                "OfflineModeIsEnabled",
-                "ConnectionError",
-                "MaxRetryError",
-                "ConnectTimeout",
-                "ReadTimeout",
-                "NameResolutionError",
+        families=(
+            Family(("LocalEntryNotFoundError", "OfflineModeIsEnabled")),
+            Family(
+                (
+                    "ConnectionError",
+                    "MaxRetryError",
+                    "ConnectTimeout",
+                    "ReadTimeout",
+                    "NameResolutionError",
+                    "ConnectTimeoutError",
+                    "OSError",
+                ),
+                words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
+                frames=("huggingface_hub/",),
             ),
-            words=("huggingface", "hf.co", "offline", "HF_HUB"),
-            frames=("huggingface_hub/", "transformers/utils/hub"),
         ),
         title="the Hugging Face Hub cannot be reached",
         summary="the model had to come from the Hugging Face Hub, which is unreachable: {msg}",
@@ -726,28 +735,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="model-not-found",
-        family=Family(
-            (
-                "RepositoryNotFoundError",
-                "EntryNotFoundError",
-                "FileNotFoundError",
-                "HFValidationError",
-                "OSError",
-            ),
-            words=(
-                "config.json",
-                "Repo id",
-                "repo_id",
-                "model identifier",
-                "does not appear to have",
-                "safetensors",
-                "No such file or directory",
-            ),
-            frames=(
-                "huggingface_hub/",
-                "transformers/configuration_utils",
-                "sglang/srt/model_loader/",
-                "sglang/srt/utils/hf_transformers",
+        families=(
+            Family(("RepositoryNotFoundError", "EntryNotFoundError", "HFValidationError")),
+            Family(
+                ("OSError", "FileNotFoundError", "ValueError"),
+                words=(
+                    "does not appear to have a file named",
+                    "is not a local folder",
+                    "valid model identifier",
+                    "Repo id must",
+                    "Can't load the configuration",
+                ),
             ),
         ),
         title="the model path or Hub id does not exist",
@@ -803,19 +801,22 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="model-arch-unsupported",
-        family=Family(
-            ("KeyError", "ValueError", "NotImplementedError", "RuntimeError"),
-            words=(
-                "model_type",
-                "architecture",
-                "Unrecognized configuration class",
-                "does not recognize",
-            ),
-            frames=(
-                "transformers/models/auto/",
-                "transformers/configuration_utils",
-                "sglang/srt/models/registry",
-                "sglang/srt/model_loader/utils",
+        families=(
+            Family(
+                ("KeyError", "ValueError", "NotImplementedError", "RuntimeError"),
+                words=(
+                    "model_type",
+                    "Unrecognized configuration class",
+                    "does not recognize this architecture",
+                    "architecture is not supported",
+                    # SGLang's own wording, from every known release
+                    *dict.fromkeys(m.keyword() for m in sglang.all_messages("arch-unsupported")),
+                ),
+                frames=(
+                    "transformers/models/auto/",
+                    "sglang/srt/models/registry",
+                    "sglang/srt/model_loader/utils",
+                ),
             ),
         ),
         title="the installed transformers / SGLang does not know the model's architecture",
@@ -888,9 +889,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="port-in-use",
-        family=Family(
-            ("OSError", "RuntimeError", "SystemExit", "DistNetworkError"),
-            words=("Errno 98", "ddress already in use", "EADDRINUSE"),
+        families=(
+            Family(
+                ("OSError", "RuntimeError", "SystemExit", "DistNetworkError"),
+                words=("Errno 98", "errno: 98", "ddress already in use", "EADDRINUSE"),
+            ),
         ),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
@@ -925,14 +928,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="dist-init-timeout",
-        family=Family(
-            ("DistNetworkError", "DistStoreError", "TimeoutError", "RuntimeError"),
-            words=("TCPStore", "rendezvous", "connect to", "Socket Timeout", "timed out"),
-            frames=(
-                "torch/distributed/rendezvous",
-                "torch/distributed/distributed_c10d",
-                "init_process_group",
-                "sglang/srt/distributed/parallel_state",
+        families=(
+            Family(("DistNetworkError", "DistStoreError")),
+            Family(
+                ("TimeoutError", "RuntimeError"),
+                words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
+                frames=("torch/distributed/", "sglang/srt/distributed/"),
+                both=True,
             ),
         ),
         title="the ranks could not meet: torch.distributed rendezvous failed",
@@ -997,10 +999,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="jit-build-failed",
-        family=Family(
-            ("CalledProcessError", "RuntimeError", "CompilationError"),
-            words=("ninja", "nvcc", "Error building extension", "compil"),
-            frames=("torch/utils/cpp_extension", "tvm_ffi/", "triton/compiler", "flashinfer/jit"),
+        families=(
+            Family(
+                ("CalledProcessError", "RuntimeError", "CompilationError"),
+                words=("ninja", "nvcc", "Error building extension"),
+            ),
         ),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
@@ -1123,7 +1126,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="host-memory-exhausted",
-        family=Family(("MemoryError",)),
+        families=(Family(("MemoryError",)),),
         title="host memory or shared memory ran out (without the OOM killer)",
         summary="the host could not give the server memory: {msg}",
         fix="{fixhint}",
@@ -1167,7 +1170,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-oom",
-        family=Family(("OutOfMemoryError",)),
+        families=(
+            Family(("OutOfMemoryError",), words=("CUDA", "cuda", "GPU", "Tried to allocate")),
+        ),
         title="out of GPU memory",
         summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",
         fix="lower --mem-fraction-static (e.g. 0.85 -> 0.80), --max-running-requests or --chunked-prefill-size; check no other process uses the GPUs (`nvidia-smi`); the EAGLE-3 drafter and its CUDA graphs need memory outside the KV pool",
@@ -1231,7 +1236,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nccl-error",
-        family=Family(("DistBackendError", "NcclError"), words=("NCCL", "nccl")),
+        families=(Family(("DistBackendError", "NcclError")),),
         title="NCCL / torch.distributed communication failed",
         summary="NCCL communication between the GPUs failed: {msg}",
         fix="check `nvidia-smi topo -m` and the fabric manager (HGX NVSwitch), that no other job uses the GPUs, shared memory (/dev/shm large enough; no PrivateTmp/ProtectSystem blocking it); rerun with Environment=NCCL_DEBUG=INFO for the detail; NCCL_P2P_DISABLE=1 / NCCL_IB_DISABLE=1 narrow it down",
