@@ -184,3 +184,22 @@ def test_unknown_shows_the_root_exception_and_its_frame() -> None:
     assert d.category == "unknown"
     assert d.evidence[0].text == "FrobError: the frob broke"
     assert 'File "/x/lib/frob.py", line 10, in frob' in d.evidence[1].text
+
+
+def test_a_retraction_storm_is_a_hint_a_few_retractions_are_nothing() -> None:
+    from orchestrator import sglang
+    from orchestrator.diagnosis.runtime import RETRACT_STORM
+
+    line = sglang.NEWEST.message("kv-retract").format(n=4, rest=", #new_token_ratio: 0.45 -> 0.70")
+    few = "\n".join(f"[2026-12-02 10:00:0{i} TP0] {line}" for i in range(RETRACT_STORM - 1))
+    assert classify_text(few).category == "unknown"
+    storm = "\n".join(f"[2026-12-02 10:00:{i:02d} TP0] {line}" for i in range(RETRACT_STORM + 3))
+    d = classify_text(storm)
+    assert (d.category, d.role) == ("kv-cache-oom-runtime", "hint")
+    # a real error wins over the storm
+    assert (
+        classify_text(
+            storm + "\nRuntimeError: CUDA out of memory. Tried to allocate 2 GiB"
+        ).category
+        == "cuda-oom"
+    )

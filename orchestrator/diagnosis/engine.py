@@ -314,6 +314,22 @@ def _find_matches(
                     continue
                 matches.append(_Match(i, rule, p, m, p.role or rule.role, block))
                 break  # first pattern of a rule wins for this line; other rules still tried
+    # a storm pattern counts only with enough matches (its first match stands for them)
+    counts: dict[int, int] = {}
+    for mt in matches:
+        if mt.pat.min_count > 1:
+            counts[id(mt.pat)] = counts.get(id(mt.pat), 0) + 1
+    if counts:
+        seen: set[int] = set()
+        kept: list[_Match] = []
+        for mt in matches:
+            k = id(mt.pat)
+            if mt.pat.min_count > 1:
+                if counts[k] < mt.pat.min_count or k in seen:
+                    continue
+                seen.add(k)
+            kept.append(mt)
+        matches = kept
     return matches, echoes, errorish
 
 

@@ -64,6 +64,9 @@ class Pat:
     # a regex the line's origin (the shipper's or logger's prefix the reader took off: pod,
     # rank, process, logger location) must match; None: any origin
     origin: re.Pattern[str] | None = None
+    # a storm: the pattern counts only when it matched at least this many lines (an event a
+    # healthy server also prints now and then, such as SGLang's KV-cache retraction)
+    min_count: int = 1
 
 
 # A pattern that opens with `.*` matches, if at all, from the line's first character: anchor
@@ -88,6 +91,7 @@ def pat(
     fix: str | None = None,
     flags: int = 0,
     origin: str | None = None,
+    min_count: int = 1,
     **detail: str,
 ) -> Pat:
     kws = (keywords,) if isinstance(keywords, str) else keywords
@@ -105,6 +109,7 @@ def pat(
         fix=fix,
         detail=detail,
         origin=re.compile(origin) if origin is not None else None,
+        min_count=min_count,
     )
 
 
@@ -119,6 +124,7 @@ def said(
     fix: str | None = None,
     fields: Mapping[str, str] | None = None,
     suffix: str | None = None,
+    min_count: int = 1,
     **detail: str,
 ) -> tuple[Pat, ...]:
     """Patterns for an SGLang message, from its text in every known release (one pattern per
@@ -140,6 +146,7 @@ def said(
             preflight=preflight if preflight is not None else m.preflight,
             summary=summary,
             fix=fix,
+            min_count=min_count,
         )
         out.append(replace(p, detail=dict(detail)) if detail else p)
     return tuple(out)

@@ -76,6 +76,8 @@ _CUDA_FAULT_LINE = (
 _PCI = r"(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?"
 
 
+# retractions in one log that make a storm (SGLang's docs: about one a minute is normal)
+RETRACT_STORM = 5
 _XID_SUMMARY = "the GPU at PCI {pci} reported Xid {code}, {xname}: {meaning}"
 
 
@@ -381,6 +383,15 @@ def _make() -> tuple[Rule, ...]:
                 *said("kv-oom-prefill", anywhere=True, stage="prefill"),
                 *said("alloc-req-slots", anywhere=True, stage="request slots"),
                 *said("kv-retract-no-space", anywhere=True, stage="decode retraction"),
+                # a retraction storm and no error: the pool is too small for the load
+                *said(
+                    "kv-retract",
+                    anywhere=True,
+                    role=HINT,
+                    min_count=RETRACT_STORM,
+                    stage="decode retraction",
+                    summary="SGLang kept retracting requests because its KV cache pool was full ({msg}) and logged no error: the pool is too small for the load it admits (inferred from a retraction storm)",
+                ),
             ),
             defaults={"msg": "?", "stage": "?"},
             examples=("RuntimeError: " + example("kv-oom-decode"),),
