@@ -203,3 +203,48 @@ def test_a_retraction_storm_is_a_hint_a_few_retractions_are_nothing() -> None:
         ).category
         == "cuda-oom"
     )
+
+
+def test_tracebacks_become_objects() -> None:
+    from orchestrator.diagnosis import structure as S
+    from orchestrator.journal import JournalLines
+
+    log = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/v/lib/python3.12/site-packages/sglang/srt/models/foo.py", line 7, in load',
+            "    w = f()",
+            "ValueError: the first line",
+            "and its second line",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "/v/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 9, in run',
+            "    load()",
+            "RuntimeError: Initialization failed",
+        ]
+    )
+    entries = JournalLines(log)
+    tbs = S.tracebacks(entries, [i for i, e in enumerate(entries) if S.TRACEBACK in e.text])
+    assert len(tbs) == 1
+    tb = tbs[0]
+    assert [r.type for r in tb.chain] == ["ValueError", "RuntimeError"]
+    assert tb.root.message == "the first line\nand its second line"
+    assert tb.root.site is not None and tb.root.site.function == "load"
+    assert tb.root.site.module_path() == "sglang/srt/models/foo.py"
+    found = S.root_exception(tbs)
+    assert found is not None and found[1].type == "ValueError"
+
+
+def test_lines_become_typed_events() -> None:
+    from orchestrator.diagnosis.structure import event_kind, http_status
+
+    assert event_kind("NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.") == "xid"
+    assert event_kind("node:1:2 [3] NCCL WARN socket closed") == "nccl"
+    assert event_kind("RuntimeError: CUDA error: misaligned address") == "cuda"
+    assert event_kind("u.service: Failed with result 'exit-code'.") == "systemd-result"
+    access = '127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 503'
+    assert event_kind(access) == "http-access" and http_status(access) == 503
+    assert event_kind("Scheduler watchdog timeout (self.watchdog_timeout=300)") == "sglang-warning"
+    assert event_kind("Decode batch. #running-req: 3") is None
