@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import re
@@ -408,6 +409,7 @@ class JournalLines(Sequence[JournalEntry]):
         self._cache: dict[int, JournalEntry] = {}
         self._origins: Sequence[str | None] | None = None
         self._stamps: list[int | None] | None = None
+        self._learned: re.Pattern[str] | None = None  # a prefix inside journal messages
         self.raw: list[str]
         self.search: list[str]
         if self.format == "cat":
@@ -433,6 +435,8 @@ class JournalLines(Sequence[JournalEntry]):
         elif self.format == "json":
             self.raw = [ln for ln in split if ln[:1] == "{"]
             self.search = _json_messages(self.raw)
+            # a prefix inside the messages (a unit that runs torchrun, srun, a container)
+            self._learned = reader.learn_prefixes(text, _json_message)
         else:
             self.raw = [
                 ln
@@ -440,6 +444,7 @@ class JournalLines(Sequence[JournalEntry]):
                 if ln.strip() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
             ]
             self.search = self.raw
+            self._learned = reader.learn_prefixes(text, _short_message)
 
     def __len__(self) -> int:
         return len(self.raw)
@@ -448,6 +453,12 @@ class JournalLines(Sequence[JournalEntry]):
         e = self._cache.get(i)
         if e is None:
             e = self._parse(i)
+            if self._learned is not None:
+                m = self._learned.match(e.message, 0, MAX_LINE)
+                if m is not None and m.end():
+                    from orchestrator.diagnosis.reader import origin_of
+
+                    e = dataclasses.replace(e, message=e.message[m.end() :], origin=origin_of(m[0]))
             self._cache[i] = e
         return e
 
@@ -518,6 +529,17 @@ class _Picked(Sequence[str | None]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return self._of[self._keep[i]]
+
+
+def _json_message(line: str) -> str:
+    """The MESSAGE of a `-o json` line, still escaped (the line itself if it has none)."""
+    return _json_messages([line])[0]
+
+
+def _short_message(line: str) -> str:
+    """The message of a `-o short*` line (the line itself when it is not one)."""
+    m = _SHORT.match(line) or _SHORT_ISO.match(line)
+    return m["msg"] if m is not None else line
 
 
 def _json_messages(lines: list[str]) -> list[str]:

@@ -246,5 +246,10 @@ def test_lines_become_typed_events() -> None:
     assert event_kind("u.service: Failed with result 'exit-code'.") == "systemd-result"
     access = '127.0.0.1:1 - "POST /v1/chat/completions HTTP/1.1" 503'
     assert event_kind(access) == "http-access" and http_status(access) == 503
-    assert event_kind("Scheduler watchdog timeout (self.watchdog_timeout=300)") == "sglang-warning"
+    from orchestrator import sglang
+
+    said = sglang.NEWEST.message("watchdog-timeout").format(
+        who="Scheduler", timeout=300, soft=False
+    )
+    assert event_kind(said) == "sglang-warning"
     assert event_kind("Decode batch. #running-req: 3") is None

@@ -190,3 +190,32 @@ def test_hard_wrapped_terminal_lines_are_joined() -> None:
     got = read_lines(lines)
     assert got.unwrapped_width == 80
     assert msg in got.lines
+
+
+def test_a_prefix_inside_journal_messages_is_learned_too() -> None:
+    """A unit that runs torchrun or srun: the journal's MESSAGE carries the rank prefix."""
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/x/a.py", line 3, in f',
+        "    g()",
+        "ModuleNotFoundError: No module named 'flashinfer'",
+    ]
+    short = "\n".join(
+        f"Dec 02 10:00:0{i} gpu-node python3[42]: [default3]:{ln}" for i, ln in enumerate(tb)
+    )
+    d = classify_text(short)
+    assert d.category == "python-import-error"
+    assert d.evidence[-1].message == tb[-1] and d.evidence[-1].pid == 42
+    js = "\n".join(
+        json.dumps(
+            {
+                "__REALTIME_TIMESTAMP": str(1796220062123456 + i),
+                "_PID": "42",
+                "MESSAGE": "3: " + ln,
+            },
+            separators=(",", ":"),
+        )
+        for i, ln in enumerate(tb)
+    )
+    d = classify_text(js)
+    assert d.category == "python-import-error" and d.evidence[-1].origin == "3"

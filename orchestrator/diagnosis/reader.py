@@ -32,14 +32,14 @@ import itertools
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import overload
 
 from orchestrator.journal import _ANSI, MAX_LINE
 
-__all__ = ["Origins", "Read", "learn_prefixes", "read_lines", "sniff"]
+__all__ = ["Origins", "Read", "learn_prefixes", "origin_of", "read_lines", "sniff"]
 
 _TRACEBACK = "Traceback (most recent call last):"
 # Where a program's own output is sure to begin: a traceback header, a frame, SGLang's header.
@@ -198,33 +198,43 @@ def _shape(prefix: str) -> str:
     return "".join(out)
 
 
-def _anchor_lines(text: str) -> list[str]:
+def _anchor_lines(text: str, middle: bool = True) -> list[str]:
     """The lines worth looking at for anchors: the first and last few thousand (a shipper's
     prefix is on every line) and, in between, the lines that hold a traceback's words, found
-    with str.find (C speed: a 200k-line log is not matched line by line)."""
-    lines = text.split("\n")
-    if len(lines) <= 2 * _EDGE:
-        return lines
-    picked = lines[:_EDGE] + lines[-_EDGE:]
-    middle = "\n".join(lines[_EDGE:-_EDGE])
+    with str.find over the text itself (C speed: a 200k-line log is neither split nor matched
+    line by line)."""
+    head_end = 0
+    for _ in range(_EDGE):
+        head_end = text.find("\n", head_end) + 1
+        if head_end == 0:
+            return text.split("\n")  # a short log: all of it
+    tail_start = len(text)
+    for _ in range(_EDGE):
+        tail_start = text.rfind("\n", 0, tail_start)
+        if tail_start < head_end:
+            return text.split("\n")
+    picked = text[:head_end].split("\n") + text[tail_start + 1 :].split("\n")
     seen: set[int] = set()
-    for key in _ANCHOR_KEYS:
-        i = middle.find(key)
+    for key in _ANCHOR_KEYS if middle else ():
+        i = text.find(key, head_end, tail_start)
         while i != -1 and len(seen) < _MAX_ANCHOR_LINES:
-            start = middle.rfind("\n", 0, i) + 1
-            end = middle.find("\n", i)
-            end = len(middle) if end == -1 else end
+            start = text.rfind("\n", 0, i) + 1
+            end = text.find("\n", i)
+            end = len(text) if end == -1 else end
             if start not in seen:
                 seen.add(start)
-                picked.append(middle[start:end])
-            i = middle.find(key, end)
+                picked.append(text[start:end])
+            i = text.find(key, end, tail_start)
     return picked
 
 
-def _anchor_prefixes(text: str) -> Counter[str]:
-    """The text before the first anchor of each line that has one ("" for no prefix)."""
+def _anchor_prefixes(text: str, body: Callable[[str], str] | None = None) -> Counter[str]:
+    """The text before the first anchor of each line that has one ("" for no prefix). For a
+    journal (`body` given) the first and last lines are read, not the middle: the journal's
+    own fields make it several times larger than what its programs wrote."""
     seen: Counter[str] = Counter()
-    for line in _anchor_lines(text):
+    for raw in _anchor_lines(text, middle=body is None):
+        line = body(raw) if body is not None else raw
         m = _ANCHOR.search(line, 0, min(len(line), _MAX_PREFIX + 500))
         if m is None:
             continue
@@ -238,10 +248,11 @@ def _anchor_prefixes(text: str) -> Counter[str]:
     return seen
 
 
-def learn_prefixes(text: str) -> re.Pattern[str] | None:
-    """One anchored regex for the prefixes this log's lines carry, learned from the log."""
+def learn_prefixes(text: str, body: Callable[[str], str] | None = None) -> re.Pattern[str] | None:
+    """One anchored regex for the prefixes this log's lines carry, learned from the log.
+    `body`: what of a line the program wrote (a journal line's message), when not all of it."""
     shapes: Counter[str] = Counter()
-    anchored = _anchor_prefixes(text)
+    anchored = _anchor_prefixes(text, body)
     least = _MIN_SEEN if sum(anchored.values()) + anchored[""] > _MIN_SEEN else 1
     for prefix, n in anchored.items():
         heads = [prefix]
@@ -249,7 +260,7 @@ def learn_prefixes(text: str) -> re.Pattern[str] | None:
         for h in dict.fromkeys(heads):
             if h.strip():
                 shapes[_shape(h)] += n
-    shapes.update(_line_heads(text))
+    shapes.update(_line_heads(text, body))
     kept = [s for s, n in shapes.items() if n >= least]
     if not kept:
         return None
@@ -264,10 +275,12 @@ _HEAD = re.compile(
 )
 
 
-def _line_heads(text: str) -> Counter[str]:
+def _line_heads(text: str, body: Callable[[str], str] | None = None) -> Counter[str]:
     """Shapes that begin most lines (of the first few hundred): a prefix every line carries
     is a shipper's even where no traceback shows it. SGLang's own header is not a prefix."""
     lines = [ln for ln in text[:200_000].split("\n", 400)[:400] if ln.strip()]
+    if body is not None:
+        lines = [b for b in (body(ln) for ln in lines) if b.strip()]
     if len(lines) < 3:
         return Counter()
     heads: Counter[str] = Counter()
@@ -300,6 +313,11 @@ class Origins(Sequence[str | None]):
             return [self[j] for j in range(*i.indices(len(self)))]
         m = self._rx.match(self._prefixed[i], 0, MAX_LINE)
         return _origin(m[0]) if m is not None and m.end() else None
+
+
+def origin_of(prefix: str) -> str | None:
+    """A prefix's origin: the prefix without its time stamps (pod, rank, process)."""
+    return _origin(prefix)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from orchestrator import sglang
 from orchestrator.journal import JournalEntry
 
 __all__ = [
@@ -228,9 +229,13 @@ _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"\"(?:GET|POST|PUT|DELETE|HEAD|PATCH) \S{1,2000} HTTP/[\d.]{1,3}\" \d{3}\b"),
     ),
     (
-        "sglang-warning",
+        "sglang-warning",  # SGLang's own warnings, in every known release's words
         re.compile(
-            r"\bretract(?:ed|ion)?\b|KV cache pool is full|[Ww]atchdog timeout|is not responding"
+            "|".join(
+                re.escape(m.keyword())
+                for mid in ("kv-retract", "watchdog-timeout", "health-check-failed")
+                for m in sglang.all_messages(mid)
+            )
         ),
     ),
 )
