@@ -484,6 +484,8 @@ class JournalLines(Sequence[JournalEntry]):
             return e
         origin = self._origins[i] if self._origins is not None else None
         ts = self._stamps[i] if self._stamps is not None else None
+        if ts is None and self._origins is not None and hasattr(self._origins, "stamp"):
+            ts = self._origins.stamp(i)  # the shipper's own time, in the learned prefix
         if ts is None:
             ts = _sgl_ts(line) if line.startswith("[") else None
         if ts is None:
@@ -529,6 +531,10 @@ class _Picked(Sequence[str | None]):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return self._of[self._keep[i]]
+
+    def stamp(self, i: int) -> int | None:
+        stamp = getattr(self._of, "stamp", None)
+        return stamp(self._keep[i]) if stamp is not None else None
 
 
 def _json_message(line: str) -> str:

@@ -314,6 +314,14 @@ class Origins(Sequence[str | None]):
         m = self._rx.match(self._prefixed[i], 0, MAX_LINE)
         return _origin(m[0]) if m is not None and m.end() else None
 
+    def stamp(self, i: int) -> int | None:
+        """The time the line's prefix gives (an RFC 3339 stamp in it), in µs; None if none."""
+        m = self._rx.match(self._prefixed[i], 0, MAX_LINE)
+        if m is None or not m.end():
+            return None
+        s = _RFC3339_IN.search(m[0])
+        return _iso_us(s[0]) if s is not None else None
+
 
 def origin_of(prefix: str) -> str | None:
     """A prefix's origin: the prefix without its time stamps (pod, rank, process)."""
@@ -342,6 +350,7 @@ def _is_reversed(lines: Sequence[str]) -> bool:
     return back > fwd
 
 
+_RFC3339_IN = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)")
 _ISO_IN = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?")
 
 
