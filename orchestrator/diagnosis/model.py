@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from orchestrator import sglang
+from orchestrator.sglang import code
 
 CAUSE = "cause"
 FALLBACK = "fallback"
@@ -28,12 +29,9 @@ ECHO = "echo"
 
 # An exception line at the end of a traceback: optional indent, optional dotted module path.
 _EXC = r"^\s*(?:[\w.]+\.)?"
-# The traceback frames of SGLang's speculative argument handling.
-_SPEC_FRAMES = (
-    r"speculative_hook\.py|spec_info\.py|in _handle_eagle_family|in _handle_speculative_decoding"
-)
-# Frames of the draft model / draft worker (the EAGLE-3 drafter).
-_DRAFT_FRAMES = r"_eagle3?\.py|eagle_worker|draft_worker|/speculative/|in init_draft|draft_model"
+# SGLang's frames (orchestrator/sglang/code.py): its speculative argument handling, its drafter
+_SPEC_FRAMES = code.SPEC_ARGS_FRAMES
+_DRAFT_FRAMES = code.DRAFT_FRAMES
 
 
 # A regex that begins (after _EXC) with an exception name or a group of them, all *Error.

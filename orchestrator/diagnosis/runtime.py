@@ -50,6 +50,7 @@ from orchestrator.diagnosis.model import (
     said,
     under,
 )
+from orchestrator.sglang import code as sgl_code
 
 __all__ = ["RUNTIME_RULES"]
 
@@ -60,14 +61,10 @@ _CUDA_FAULT = (
     r"an illegal memory access was encountered|misaligned address|"
     r"an illegal instruction was encountered|unspecified launch failure"
 )
-# Frames of the EAGLE draft step and of the target's verify step (speculative/eagle_*.py).
-_DRAFT_STEP = r"in draft_forward\b|in draft\b|in _draft_extend|draft_worker|in forward_draft_extend"
-_VERIFY_STEP = r"in verify\b|in run_eagle_verify\b|is_verify=True"
-# The scheduler's serving loop (managers/scheduler.py), i.e. after the server was ready.
-_SERVING_LOOP = (
-    r"in event_loop_(?:normal|overlap|pp)\b|in run_batch\b|in process_batch_result\b|"
-    r"in run_event_loop\b|scheduler_components/batch_result_processor\.py"
-)
+# SGLang's frames (orchestrator/sglang/code.py): the draft and verify steps, the serving loop
+_DRAFT_STEP = sgl_code.DRAFT_STEP
+_VERIFY_STEP = sgl_code.VERIFY_STEP
+_SERVING_LOOP = sgl_code.SERVING_LOOP
 _CUDA_FAULT_LINE = (
     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?CUDA error\b[^']*?'?(?P<msg>"
     + _CUDA_FAULT

@@ -42,6 +42,7 @@ from orchestrator.diagnosis.model import (
     said,
     under,
 )
+from orchestrator.sglang import code
 
 __all__ = ["STARTUP_RULES"]
 
@@ -192,7 +193,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("RuntimeError", "AssertionError", "ValueError", "KeyError", "IndexError"),
                 words=("shape", "size mismatch", "must match", "hidden", "vocab"),
-                frames=("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft"),
+                frames=code.DRAFT_PACKAGES,
                 both=True,
             ),
         ),
@@ -295,7 +296,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
                 words=("backend", "head_dim", "head size", "head_size"),
-                frames=("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/"),
+                frames=code.ATTENTION_PACKAGES,
                 both=True,
             ),
         ),
@@ -814,8 +815,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ),
                 frames=(
                     "transformers/models/auto/",
-                    "sglang/srt/models/registry",
-                    "sglang/srt/model_loader/utils",
+                    *code.MODEL_REGISTRY,
                 ),
             ),
         ),
@@ -933,7 +933,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("TimeoutError", "RuntimeError"),
                 words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
-                frames=("torch/distributed/", "sglang/srt/distributed/"),
+                frames=code.DISTRIBUTED_PACKAGES,
                 both=True,
             ),
         ),

@@ -199,9 +199,27 @@ def tracebacks(entries: Sequence[JournalEntry], headers: Iterable[int]) -> list[
 
 # Exceptions that only wrap or report another failure: never the root when a deeper one exists.
 WRAPPERS = re.compile(
-    r"Capture cuda graph failed|hit an exception|Scheduler exited|sigquit|SIGQUIT|Killed|"
-    r"Rank \d+ scheduler is dead|Child process unexpectedly failed|"
-    r"Initialization failed|warmup failed"
+    "|".join(
+        [
+            # SGLang's own wrappers and consequences, in every known release's words
+            *(
+                re.escape(m.keyword().strip())
+                for mid in (
+                    "cuda-graph-capture-failed",
+                    "scheduler-exception",
+                    "detokenizer-exception",
+                    "tokenizer-exception",
+                    "sigquit",
+                    "scheduler-died",
+                    "init-failed",
+                    "warmup-failed",
+                )
+                for m in sglang.all_messages(mid)
+            ),
+            r"\bKilled\b",
+            r"Child process unexpectedly failed",
+        ]
+    )
 )
 
 
