@@ -253,3 +253,32 @@ def test_lines_become_typed_events() -> None:
     )
     assert event_kind(said) == "sglang-warning"
     assert event_kind("Decode batch. #running-req: 3") is None
+
+
+def test_the_reader_and_the_structure_stay_linear_on_hostile_lines() -> None:
+    """48 kB lines built to hurt the reader's and the structure's own patterns: dotted names,
+    nested wrappers, frame-like and time-like runs, with and without a traceback header."""
+    from orchestrator.diagnosis import structure as S
+    from orchestrator.diagnosis.reader import read_lines
+
+    size = 48 * 1024
+    pieces = [
+        "a." * (size // 2),
+        "A" * size,
+        "[pod/x/" * (size // 7),
+        "(pid=1) " * (size // 8),
+        '  File "' + "x" * size,
+        "2026-12-02T10:00:00.1Z " * (size // 23),
+        "| " * (size // 2),
+        "KeyError" * (size // 8),
+        "Traceback (most recent call last):" + " " * size,
+    ]
+    lines = [p[:size] for p in pieces]
+    t = time.perf_counter()
+    read_lines([*lines, *lines])
+    for line in lines:
+        S.RAISED.match(line[: journal.MAX_LINE])
+        S.FRAME.match(line[: journal.MAX_LINE])
+        S.event_kind(line[: journal.MAX_LINE])
+    classify_text("\n".join(lines), budget_s=None)
+    assert time.perf_counter() - t < 20

@@ -25,7 +25,13 @@ def troubleshooting_markdown() -> str:
         "category; among the cause lines the earliest wins (by the second, then by the order "
         "of the categories below, then by line); systemd's give-up results (start-limit-hit, "
         "timeout) count only when no cause line is found, and a bare SIGKILL only as a last "
-        "hint. Categories below are in priority order.",
+        "hint. When no pattern names a cause, each category's exception families are tried "
+        "on the log's tracebacks, root exception first (SGLang's wrappers such as `Capture "
+        "cuda graph failed` or the scheduler's exception wrapper are seen through), so a new "
+        "wording of a known cause still lands in its category. The log's line prefix "
+        "(docker, CRI, kubectl, compose, Ray, torchrun, srun, MPI, CI, syslog, journald) is "
+        "learned from the log itself before any rule runs. Categories below are in priority "
+        "order.",
         "",
         "| id | what it means |",
         "| --- | --- |",

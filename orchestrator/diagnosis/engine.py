@@ -5,17 +5,31 @@ journal lines of one start (see `orchestrator.journal`) against the rules in
 `orchestrator.diagnosis.catalog` and returns a `Diagnosis`. `classify_text(text)` does the same
 for a saved log (`journalctl -o json`, `-o short*`, `-o cat`) without parsing every line.
 
-Speed: a 200k-line journal is classified in well under 2 s. The rules' keywords are searched
-with `str.find` over the whole text at once (C speed); only the few lines holding a keyword
-are parsed and tried against the regexes.
+The log is read first (`diagnosis.reader`: the shipper's prefix learned from the log
+itself, partial and wrapped lines joined, a newest-first export reversed; lines capped at
+8 kB), so no rule sees wrapper syntax.
+
+Speed: a 200k-line journal is classified in well under 1 s (bench/classify_bench.py). The
+rules' keywords are searched with `str.find` over the whole text at once (C speed); only the
+few lines holding a keyword are parsed and tried against the regexes, none of which
+backtracks super-linearly. A classification has a time budget (`budget_s`, 5 s): past it the
+answer is `unknown` with a note, so a hostile log never stalls `up`, the stop hook or the
+watcher.
 
 How the cause is chosen:
 1. every keyword line is matched against the rules (in `RULES` order) and the echoes;
+   a storm pattern (Pat.min_count) counts only with enough matching lines;
 2. a rule's `explains` drops the categories it explains (host OOM kill -> NCCL errors);
 3. the winner is the earliest `cause` match: key (timestamp second, rule priority, line);
-   if any cause match lacks a timestamp, (line, priority);
-4. no cause: the earliest `fallback` (start-limit-hit, startup-timeout, also from the
-   caller's systemd_result / timed_out), then a `hint` (bare SIGKILL), else `unknown`.
+   if any cause match lacks a timestamp, (line, priority); an exception line's traceback is
+   its own source's (PID, pod, rank), so interleaved ranks do not mix;
+4. no cause line: the caller's Result=oom-kill, else the rules' exception *families* over the
+   log's tracebacks (`diagnosis.structure`): the root exception first (the first of a chain,
+   on the earliest failing source, SGLang's wrappers skipped), so a new wording of a known
+   cause lands in its family;
+5. then the earliest `fallback` (start-limit-hit, startup-timeout, also from the caller's
+   systemd_result / timed_out), then a `hint` (bare SIGKILL, a retraction storm), else
+   `unknown`, whose evidence leads with the root exception and the frame that raised it.
 
 `python -m orchestrator.diagnose FILE` classifies a saved log;
 `python -m orchestrator.diagnose --write-docs` regenerates docs/troubleshooting.md.

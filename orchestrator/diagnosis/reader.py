@@ -68,6 +68,7 @@ _PROSE = re.compile(
     r"[Ee]rror\b|rror:|[Ee]xception|Traceback|[Ww]arning:|(?:\b[a-z]{2,}\b[ ,]+){4}[a-z]{2,}\b"
 )
 _MAX_PREFIX = 300
+_MAX_SHAPES = 64  # the most frequent prefix shapes kept (one alternation, bounded)
 _EDGE = 2000  # lines read whole at each end of the log
 _MAX_ANCHOR_LINES = 4000
 _ANCHOR_KEYS = ("Traceback (most recent", 'File "', "Error", "Exception")
@@ -261,7 +262,7 @@ def learn_prefixes(text: str, body: Callable[[str], str] | None = None) -> re.Pa
             if h.strip():
                 shapes[_shape(h)] += n
     shapes.update(_line_heads(text, body))
-    kept = [s for s, n in shapes.items() if n >= least]
+    kept = [s for s, n in shapes.most_common(_MAX_SHAPES) if n >= least]
     if not kept:
         return None
     kept.sort(key=len, reverse=True)  # the longest (outermost, whole) prefix first
