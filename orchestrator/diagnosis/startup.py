@@ -472,7 +472,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         id="driver-too-old",
         families=(
             Family(
-                ("RuntimeError", "AcceleratorError"),
+                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
                 words=(
                     "driver version is insufficient",
                     "NVIDIA driver on your system is too old",
@@ -517,7 +517,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         id="gpu-unavailable",
         families=(
             Family(
-                ("RuntimeError", "AcceleratorError"),
+                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
                 words=(
                     "busy or unavailable",
                     "no CUDA-capable device",
@@ -525,6 +525,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "CUDA driver initialization failed",
                     "Error 802",
                     "system not yet initialized",
+                    "No CUDA GPUs are available",
+                    "device < num_gpus",
+                    "invalid device ordinal",
                 ),
             ),
         ),
@@ -584,6 +587,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "not compatible with the current PyTorch",
                     "compute capability",
                     "unsupported toolchain",
+                    "GPUs or newer",
+                    "GPU architecture is not supported",
                 ),
             ),
         ),
@@ -810,6 +815,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "Unrecognized configuration class",
                     "does not recognize this architecture",
                     "architecture is not supported",
+                    "nsupported architectures",
                     # SGLang's own wording, from every known release
                     *dict.fromkeys(m.keyword() for m in sglang.all_messages("arch-unsupported")),
                 ),
@@ -1236,7 +1242,20 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nccl-error",
-        families=(Family(("DistBackendError", "NcclError")),),
+        families=(
+            Family(("DistBackendError", "NcclError")),
+            Family(
+                ("RuntimeError",),
+                words=(
+                    "NCCL error",
+                    "NCCL Error",
+                    "ncclSystemError",
+                    "ncclInternalError",
+                    "ncclUnhandledCudaError",
+                    "ncclRemoteError",
+                ),
+            ),
+        ),
         title="NCCL / torch.distributed communication failed",
         summary="NCCL communication between the GPUs failed: {msg}",
         fix="check `nvidia-smi topo -m` and the fabric manager (HGX NVSwitch), that no other job uses the GPUs, shared memory (/dev/shm large enough; no PrivateTmp/ProtectSystem blocking it); rerun with Environment=NCCL_DEBUG=INFO for the detail; NCCL_P2P_DISABLE=1 / NCCL_IB_DISABLE=1 narrow it down",
