@@ -81,7 +81,7 @@ def golden_k8s() -> dict[Path, str]:
 def generated() -> dict[Path, str]:
     files = {Path("docs/preflight.md"): preflight_markdown()}
     try:
-        from orchestrator.rules.classify import troubleshooting_markdown
+        from orchestrator.diagnosis import troubleshooting_markdown
     except ImportError:
         pass
     else:

@@ -131,7 +131,7 @@ def kind_of(
 ) -> str:
     """crash | killed | oom-killed | exited | watchdog | timeout, from systemd's facts and the
     diagnosis. SGLang takes itself down with SIGKILL after a logged error: that is a crash."""
-    from orchestrator.rules.classify import CAUSE
+    from orchestrator.diagnosis import CAUSE
 
     cause = diagnosis is not None and diagnosis.known and diagnosis.role == CAUSE
     if result == "oom-kill" or (cause and diagnosis.category == "host-oom-killed"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import re
@@ -40,6 +41,9 @@ __all__ = [
     "read",
 ]
 
+# No pattern ever sees more of a line than this (a 1 MB line costs what an 8 kB one does).
+MAX_LINE = 8192
+
 _MONTHS = {
     m: i
     for i, m in enumerate(
@@ -62,13 +66,14 @@ class JournalEntry:
     host: str | None = None
     ident: str | None = None  # SYSLOG_IDENTIFIER (what `-o short` prints before [pid])
     cmdline: str | None = None  # _CMDLINE, when journald recorded it
+    origin: str | None = None  # the shipper's prefix, less its time: pod, rank or PID (text logs)
 
     @property
     def text(self) -> str:
         """The message without the prefixes wrappers put before it (container runtimes, Ray,
         glog, loggers' timestamps, ANSI colour): what the classifier reads. `message` stays as
         logged, for display."""
-        return strip_prefixes(self.message)
+        return strip_prefixes(self.message[:MAX_LINE])
 
     @property
     def when(self) -> str | None:
@@ -395,13 +400,43 @@ class JournalLines(Sequence[JournalEntry]):
     """
 
     def __init__(self, text: str, *, year: int | None = None) -> None:
+        from orchestrator.diagnosis import reader
+
         split = text.split("\n")
-        self.format = detect_format(split[:200])
+        shipper = reader.sniff(split)
+        self.format = detect_format(split[:200]) if shipper == "text" else "cat"
         self._year = year or datetime.now().year
         self._cache: dict[int, JournalEntry] = {}
-        if self.format == "json":
-            self.raw: list[str] = [ln for ln in split if ln[:1] == "{"]
-            self.search: list[str] = _json_messages(self.raw)
+        self._origins: Sequence[str | None] | None = None
+        self._stamps: list[int | None] | None = None
+        self._learned: re.Pattern[str] | None = None  # a prefix inside journal messages
+        self.raw: list[str]
+        self.search: list[str]
+        if self.format == "cat":
+            got = reader.read_lines(split)
+            lines = got.lines
+            if "\r" in text:
+                lines = [x.rstrip("\r") for x in lines]
+            keep = [
+                i
+                for i, ln in enumerate(lines)
+                if ln and not ln.isspace() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
+            ]
+            if len(keep) == len(lines):
+                self.raw = lines
+                self._origins, self._stamps = got.origins, got.timestamps_us
+            else:
+                self.raw = [lines[i] for i in keep]
+                if got.origins is not None:
+                    self._origins = _Picked(got.origins, keep)
+                if got.timestamps_us is not None:
+                    self._stamps = [got.timestamps_us[i] for i in keep]
+            self.search = self.raw
+        elif self.format == "json":
+            self.raw = [ln for ln in split if ln[:1] == "{"]
+            self.search = _json_messages(self.raw)
+            # a prefix inside the messages (a unit that runs torchrun, srun, a container)
+            self._learned = reader.learn_prefixes(text, _json_message)
         else:
             self.raw = [
                 ln
@@ -409,6 +444,7 @@ class JournalLines(Sequence[JournalEntry]):
                 if ln.strip() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
             ]
             self.search = self.raw
+            self._learned = reader.learn_prefixes(text, _short_message)
 
     def __len__(self) -> int:
         return len(self.raw)
@@ -417,6 +453,12 @@ class JournalLines(Sequence[JournalEntry]):
         e = self._cache.get(i)
         if e is None:
             e = self._parse(i)
+            if self._learned is not None:
+                m = self._learned.match(e.message, 0, MAX_LINE)
+                if m is not None and m.end():
+                    from orchestrator.diagnosis.reader import origin_of
+
+                    e = dataclasses.replace(e, message=e.message[m.end() :], origin=origin_of(m[0]))
             self._cache[i] = e
         return e
 
@@ -440,12 +482,19 @@ class JournalLines(Sequence[JournalEntry]):
             e = _parse_text_line(line, self.format, self._year, prev)
             assert e is not None
             return e
-        ts = _sgl_ts(line) if line.startswith("[") else None
+        origin = self._origins[i] if self._origins is not None else None
+        ts = self._stamps[i] if self._stamps is not None else None
+        if ts is None and self._origins is not None and hasattr(self._origins, "stamp"):
+            ts = self._origins.stamp(i)  # the shipper's own time, in the learned prefix
+        if ts is None:
+            ts = _sgl_ts(line) if line.startswith("[") else None
         if ts is None:
             for j in range(i - 1, max(-1, i - _BACK), -1):
+                if self._stamps is not None and (ts := self._stamps[j]) is not None:
+                    break
                 if self.raw[j].startswith("[") and (ts := _sgl_ts(self.raw[j])) is not None:
                     break
-        return JournalEntry(timestamp_us=ts, message=line, source="text")
+        return JournalEntry(timestamp_us=ts, message=line, source="text", origin=origin)
 
     @overload
     def __getitem__(self, i: int) -> JournalEntry: ...
@@ -463,6 +512,40 @@ class JournalLines(Sequence[JournalEntry]):
     def __iter__(self) -> Iterator[JournalEntry]:
         for i in range(len(self)):
             yield self._get(i)
+
+
+class _Picked(Sequence[str | None]):
+    """Some items of a lazy sequence, by index, still lazy."""
+
+    def __init__(self, of: Sequence[str | None], keep: list[int]) -> None:
+        self._of, self._keep = of, keep
+
+    def __len__(self) -> int:
+        return len(self._keep)
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str | None]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._of[self._keep[i]]
+
+    def stamp(self, i: int) -> int | None:
+        stamp = getattr(self._of, "stamp", None)
+        return stamp(self._keep[i]) if stamp is not None else None
+
+
+def _json_message(line: str) -> str:
+    """The MESSAGE of a `-o json` line, still escaped (the line itself if it has none)."""
+    return _json_messages([line])[0]
+
+
+def _short_message(line: str) -> str:
+    """The message of a `-o short*` line (the line itself when it is not one)."""
+    m = _SHORT.match(line) or _SHORT_ISO.match(line)
+    return m["msg"] if m is not None else line
 
 
 def _json_messages(lines: list[str]) -> list[str]:

@@ -3,7 +3,7 @@
 `kernel_entries(since_us, until_us)` reads them from the journal (`journalctl -k` is
 `_TRANSPORT=kernel` of this boot; entries that root wrote with SYSLOG_IDENTIFIER=kernel count
 too: that is how a kmsg forwarder, or a container without /dev/kmsg, carries them). They are
-merged into the unit's journal before classifying (`orchestrator.rules.runtime` has the GPU
+merged into the unit's journal before classifying (`orchestrator.diagnosis.runtime` has the GPU
 rules; a hardware Xid explains the software errors it causes). `events(entries)` turns them
 into plain data, and `name_gpus` says which GPU a PCI bus id is (the nvidia-smi index, from
 NVML, else from the order of /proc/driver/nvidia/gpus/, which NVML follows).

@@ -92,6 +92,7 @@ def test_unknown_shows_the_likeliest_cause_lines_first() -> None:
     )
     d = classify_text(log)
     assert d.category == "unknown"
-    assert d.evidence[0].text == "FrobError: no frob"  # the last line of the first traceback
-    assert "the frobnicator could not be frobbed" in d.evidence[1].text  # first ERROR line
+    assert d.evidence[0].text == "FrobError: no frob"  # the root exception
+    assert d.evidence[1].text.strip() == 'File "/x/frob.py", line 3, in frob'  # its frame
+    assert "the frobnicator could not be frobbed" in d.evidence[2].text  # first ERROR line
     assert "FrobError: no frob" in d.summary
