@@ -184,10 +184,12 @@ def _exit_status(st: UnitState | None) -> str | None:
 async def _healthy_now(url: str) -> bool:
     import httpx
 
+    from orchestrator.httpcap import BodyTooLarge, aget
+
     try:
         async with httpx.AsyncClient(timeout=2.0, trust_env=False) as c:
-            return (await c.get(url)).status_code == 200
-    except httpx.HTTPError:
+            return (await aget(c, url)).status == 200
+    except (httpx.HTTPError, BodyTooLarge):
         return False
 
 
@@ -617,18 +619,23 @@ def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
     import http.client
     import urllib.parse
 
+    from orchestrator.httpcap import BodyTooLarge, read_capped
+
     u = urllib.parse.urlsplit(url)
     conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
     try:
         conn.request("GET", u.path or "/", headers={"Accept": "application/json"})
         r = conn.getresponse()
-        body = r.read()
+        try:
+            body = read_capped(r)
+        except BodyTooLarge as e:
+            return r.status, None, f"{r.status} {r.reason} (answer over {e.limit} bytes, not read)"
     except ConnectionRefusedError:
         return None, None, "connection refused (not listening)"
     except TimeoutError:
         return None, None, "no answer (timeout)"
-    except OSError as e:
+    except (OSError, http.client.HTTPException) as e:
         return None, None, type(e).__name__
     finally:
         conn.close()

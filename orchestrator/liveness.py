@@ -36,7 +36,6 @@ import json
 import os
 import site
 import sys
-import tempfile
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -149,8 +148,14 @@ class Probe:
         }
 
 
+PROBE_BODY_BYTES = 64 * 1024  # SGLang's /health answers with an empty body
+
+
 def probe(url: str, timeout_s: float) -> Probe:
-    """One GET of the health URL (stdlib client: a probe costs little CPU)."""
+    """One GET of the health URL (stdlib client: a probe costs little CPU). The body is read
+    up to a cap (an endless answer would keep the socket busy past every timeout): its status
+    is the verdict."""
+    from orchestrator.httpcap import BodyTooLarge, read_capped
     from orchestrator.incidents import iso
 
     u = urllib.parse.urlsplit(url)
@@ -162,9 +167,12 @@ def probe(url: str, timeout_s: float) -> Probe:
     try:
         conn.request("GET", u.path or "/")
         r = conn.getresponse()
-        r.read()
         status = r.status
         detail = f"{r.status} {r.reason}"
+        try:
+            read_capped(r, PROBE_BODY_BYTES)
+        except BodyTooLarge as e:
+            detail += f" (body cut at {e.limit} bytes)"
     except ConnectionRefusedError:
         detail = "connection refused"
     except TimeoutError:
@@ -197,14 +205,24 @@ class Config:
 
 
 def _write_state(cfg: Config, data: dict[str, Any]) -> None:
-    """liveness.json for `deploy status`: temp + rename (no fsync: it is rewritten every probe)."""
+    """liveness.json for `deploy status`: temp + rename (no fsync: it is rewritten every probe).
+    A failed write (a full disk) leaves the last state and no temp file; the watcher goes on."""
+    from orchestrator.files import write_file
+
     d = cfg.state_root / cfg.name
-    with contextlib.suppress(OSError):
+    try:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".liveness.", suffix=".tmp", dir=d)
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
-        os.replace(tmp, d / "liveness.json")
+        write_file(d / "liveness.json", json.dumps(data).encode(), 0o600, fsync=False)
+    except OSError as e:
+        said = f"liveness: cannot write {d / 'liveness.json'}: {e.strerror}"
+        if _LAST_WRITE_ERROR[:1] != [said]:  # once per cause, not every probe
+            print(said, flush=True)
+        _LAST_WRITE_ERROR[:] = [said]
+    else:
+        _LAST_WRITE_ERROR.clear()
+
+
+_LAST_WRITE_ERROR: list[str] = []
 
 
 def _deploy_in_flight(cfg: Config) -> bool:
