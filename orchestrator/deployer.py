@@ -300,7 +300,7 @@ async def up(
     on_progress: OnProgress | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
-    from orchestrator import liveness, render
+    from orchestrator import liveness, render, sandbox
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd, install_units
 
@@ -308,6 +308,15 @@ async def up(
     store = Store(state_root, spec.name)
     warnings = _preflight(spec, gpus) if preflight else []
     files = render.render(spec, user_mode=user, state_root=state_root)
+    if preflight:  # the watcher's sandbox must see deploy itself (as just rendered)
+        runner = liveness.Runner.current()
+        sandbox.check_watcher(
+            files,
+            liveness.watcher_unit(spec.name) if spec.health.liveness else None,
+            runner.python,
+            runner.path,
+            state_root,
+        )
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
     _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.

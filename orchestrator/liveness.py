@@ -95,6 +95,7 @@ def render_context(
     }
     if h.liveness:
         ctx["watcher"] = watcher_unit(spec.name)
+        ctx["ip_allow"] = ip_allow(h.host)
         ctx["watcher_argv"] = runner.argv(
             "orchestrator.liveness",
             "--state-dir",
@@ -113,6 +114,23 @@ def render_context(
             spec.name,
         )
     return ctx
+
+
+def ip_allow(host: str) -> list[str]:
+    """The watcher unit's IPAddressAllow= for a health URL on `host`: loopback, and the host
+    itself when it is an address elsewhere. [] for a host name other than localhost: systemd
+    allow-lists addresses, so the unit then has no IP allow-list at all."""
+    import ipaddress
+
+    if host == "localhost":
+        return ["localhost"]
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return []
+    if addr.is_loopback:
+        return ["localhost"]
+    return ["localhost", str(addr)]
 
 
 async def retire(sd: Any, spec: Spec, files: Sequence[str], unit_dir: Path) -> list[str]:

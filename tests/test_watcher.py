@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import errno
 import os
+import re
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from orchestrator import files, liveness
-from orchestrator.errors import InputError
+from orchestrator import files, liveness, profiles, render, sandbox
+from orchestrator.errors import InputError, PreflightRejected
+from orchestrator.liveness import CANONICAL
+from orchestrator.releases import DEFAULT_STATE_DIR
+from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
 
 
 def _enospc(fd: int, data: bytes) -> int:
@@ -179,3 +186,130 @@ def test_httpx_clients_read_bounded_bodies(flood: Flood) -> None:
     with pytest.raises(InputError, match="not reachable"):
         asyncio.run(bench.server_facts(flood.url))
     assert flood.sent < 3 * READ_BOUND
+
+
+# --------------------------------------------------------------------------- exposure
+
+EXPOSURE_MAX = 2.5
+
+
+def _analyze() -> str:
+    exe = shutil.which("systemd-analyze")
+    help_text = (
+        subprocess.run([exe, "security", "--help"], capture_output=True, text=True).stdout
+        if exe
+        else ""
+    )
+    if "--offline" not in help_text:
+        why = (
+            "systemd-analyze is missing"
+            if exe is None
+            else "this systemd-analyze has no `security --offline` (systemd >= 250)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{why}: .ci/run must install systemd", pytrace=False)
+        pytest.skip(why)
+    assert exe is not None
+    return exe
+
+
+@pytest.mark.parametrize("builtin", [b.name for b in profiles.builtins()])
+def test_every_rendered_unit_is_exposed_at_most_2_5(tmp_path: Path, builtin: str) -> None:
+    """`systemd-analyze security --offline=yes` on every unit a built-in profile renders (as
+    units/ shows them): the server, the checkpoint check and the liveness watcher."""
+    exe = _analyze()
+    files = render.render(profiles.load(builtin), state_root=DEFAULT_STATE_DIR, runner=CANONICAL)
+    assert len(files) == 3
+    scores: dict[str, float] = {}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        proc = subprocess.run(
+            [exe, "security", "--offline=yes", "--no-pager", str(tmp_path / name)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        m = re.search(rf"Overall exposure level for {re.escape(name)}: ([0-9.]+)", proc.stdout)
+        assert m, proc.stdout[-2000:] + proc.stderr
+        scores[name] = float(m.group(1))
+    print(f"\nexposure: {scores}")
+    assert all(s <= EXPOSURE_MAX for s in scores.values()), scores
+
+
+# --------------------------------------------------------------------------- the sandbox
+
+
+def _units(spec_name: str = "kimi-k26-eagle3") -> tuple[dict[str, str], str]:
+    spec = profiles.load(spec_name)
+    return render.render(
+        spec, state_root=DEFAULT_STATE_DIR, runner=CANONICAL
+    ), liveness.watcher_unit(spec.name)
+
+
+def test_what_the_watcher_sandbox_hides_comes_from_its_unit() -> None:
+    files, watcher = _units()
+    text = files[watcher]
+    assert {(h.path, h.directive) for h in sandbox.hidden(text)} == {
+        ("/tmp", "PrivateTmp=yes"),
+        ("/var/tmp", "PrivateTmp=yes"),
+    }  # ProtectHome=read-only: /root and /home stay readable
+    assert sandbox.invisible("/tmp/fresh-clone/orchestrator", text)
+    assert sandbox.invisible("/tmpfoo/x", text) is None
+    assert sandbox.invisible("/opt/deploy/orchestrator", text) is None
+    # The same parser on other lines: ProtectHome=yes hides homes, InaccessiblePaths= its list.
+    hard = text.replace("ProtectHome=read-only", "ProtectHome=yes\nInaccessiblePaths=-/srv/x")
+    assert sandbox.invisible("/home/me/venv/bin/python", hard)
+    assert sandbox.invisible("/srv/x/y", hard).directive == "InaccessiblePaths=-/srv/x"  # type: ignore[union-attr]
+    # A user manager's watcher has no sandbox.
+    spec = profiles.load("kimi-k26-eagle3")
+    user_units = render.render(spec, user_mode=True, state_root=DEFAULT_STATE_DIR, runner=CANONICAL)
+    assert sandbox.hidden(user_units[watcher]) == []
+
+
+def test_an_installation_the_watcher_cannot_see_is_refused(tmp_path: Path) -> None:
+    files, watcher = _units()
+    clone = tmp_path / "fresh-clone"  # pytest's tmp_path is under /tmp
+    with pytest.raises(PreflightRejected) as e:
+        sandbox.check_watcher(files, watcher, "/usr/bin/python3", str(clone), DEFAULT_STATE_DIR)
+    text = e.value.paragraph()
+    assert e.value.exit_code == 2
+    assert f"deploy's code {clone} is under /tmp" in text and "PrivateTmp=yes" in text
+    assert "outside /tmp and /var/tmp" in text and "liveness = false" in text
+    with pytest.raises(PreflightRejected, match="the state dir"):
+        sandbox.check_watcher(files, watcher, "/usr/bin/python3", "/opt/deploy", tmp_path)
+    sandbox.check_watcher(files, watcher, "/usr/bin/python3", "/opt/deploy", DEFAULT_STATE_DIR)
+    sandbox.check_watcher(files, None, "/usr/bin/python3", str(clone), DEFAULT_STATE_DIR)
+
+
+def test_up_refuses_before_any_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`deploy up` from a checkout under /tmp: exit 2, one paragraph, nothing written."""
+    from typer.testing import CliRunner
+
+    from orchestrator.cli import app
+
+    monkeypatch.setattr(
+        liveness.Runner,
+        "current",
+        classmethod(lambda cls: liveness.Runner("/usr/bin/python3", str(tmp_path / "clone"))),
+    )
+    prof = write_profile(
+        tmp_path,
+        server={
+            "model_path": str(checkpoint(tmp_path / "base", KIMI_K26_CONFIG)),
+            "speculative_draft_model_path": str(
+                checkpoint(tmp_path / "draft", EAGLE3_DRAFTER_CONFIG)
+            ),
+            "port": 39_999,
+        },
+        unit={"python": sys.executable},
+    )
+    units, state = tmp_path / "units", Path("/var/lib/deploy-never-written")
+    r = CliRunner().invoke(
+        app,
+        ["up", str(prof), "--unit-dir", str(units), "--state-dir", str(state), "--no-nvml"],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 2, r.output
+    print(r.output)
+    assert "liveness watcher" in r.output and "Traceback" not in r.output
+    assert not units.exists() and not state.exists()
