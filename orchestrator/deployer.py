@@ -83,10 +83,18 @@ class UpResult:
     release: int | None = None
     unchanged: bool = False
     rollback: RollbackResult | None = None
+    # The liveness watcher after a healthy start (liveness.WatcherState.to_json()); None when
+    # the profile has none or the server is not healthy. A healthy server that nothing watches
+    # is not "done": exit 1, the server left running (no rollback: it serves).
+    watcher: dict[str, Any] | None = None
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" else 1
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None, rollback=None))
@@ -344,6 +352,7 @@ async def up(
                     res.invocation_id = st.invocation_id
                     res.detail = "unchanged: the installed units are the rendered ones and the server is healthy; nothing restarted"
                     res.unit_state = asdict(st)
+                    await _confirm_watcher(sd, spec, res, state_root=state_root, user=user)
                     res.elapsed_s = round(time.monotonic() - t0, 3)
                     return res
             rel = store.record(files, _spec_json(spec), spec.source)
@@ -371,6 +380,8 @@ async def up(
                         rollback=rollback,
                         on_progress=on_progress,
                     )
+                    if res.outcome == "healthy":
+                        await _confirm_watcher(sd, spec, res, state_root=state_root, user=user)
                 done = True
             finally:
                 if done:
@@ -379,6 +390,31 @@ async def up(
                     store.finish(rel, "interrupted")
             res.elapsed_s = round(time.monotonic() - t0, 3)
             return res
+
+
+async def _confirm_watcher(
+    sd: Systemd, spec: Spec, res: UpResult, *, state_root: Path, user: bool
+) -> None:
+    """The server is healthy: is its liveness watcher running and probing this start? Waits
+    for its first probe (its heartbeat file) or for systemd to say it failed; res.watcher."""
+    from orchestrator import liveness
+
+    if not spec.health.liveness:
+        return
+    h = spec.health
+    ws = await liveness.confirm(
+        sd,
+        spec.name,
+        state_root=state_root,
+        server_invocation=res.invocation_id,
+        deadline_s=h.liveness_timeout_s + 30.0,
+        user=user,
+    )
+    res.watcher = ws.to_json()
+    if ws.watching:
+        res.actions.append(f"{ws.unit}: watching (first probe made)")
+    else:
+        res.actions.append(f"{ws.unit}: NOT WATCHING: {ws.detail}")
 
 
 def _done(actions: list[str], what: str) -> str:
@@ -744,7 +780,7 @@ class StatusResult:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> StatusResult:
-    from orchestrator import incidents
+    from orchestrator import incidents, liveness
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
@@ -762,6 +798,17 @@ async def status(
             )
             since = st.state_change_timestamp_us
             release, interrupted = _state_facts(state_root, d.name)
+            day2 = incidents.status_fields(state_root, d.name, unit_dir=unit_dir)
+            # The watcher as systemd sees its unit now, judged with its heartbeat: never
+            # "watching" on the strength of a file it left behind.
+            watcher = await liveness.watcher_state(
+                sd,
+                d.name,
+                state_root=state_root,
+                enabled=(unit_dir / liveness.watcher_unit(d.name)).exists(),
+                user=user,
+            )
+            day2["liveness"] = watcher.to_json()
             return DeploymentStatus(
                 profile=d.name,
                 unit=d.unit,
@@ -781,7 +828,7 @@ async def status(
                 server=_server_facts(info) if icode == 200 else {},
                 release=release,
                 interrupted=interrupted,
-                **incidents.status_fields(state_root, d.name, unit_dir=unit_dir),
+                **day2,
             )
 
         return StatusResult(unit_dir, only, list(await asyncio.gather(*(one(d) for d in deps))))

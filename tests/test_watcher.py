@@ -313,3 +313,67 @@ def test_up_refuses_before_any_change(tmp_path: Path, monkeypatch: pytest.Monkey
     print(r.output)
     assert "liveness watcher" in r.output and "Traceback" not in r.output
     assert not units.exists() and not state.exists()
+
+
+# --------------------------------------------------------------------------- status of the watcher
+
+NOW = 1_800_000_000_000_000
+INV = "a" * 32
+
+
+def _beat(**kw: object) -> dict[str, object]:
+    probe = {"when": "2027-01-15T08:00:00+00:00", "ok": True, "status": 200, "detail": "200 OK"}
+    return {
+        "watcher_invocation": INV,
+        "at_us": NOW - 5_000_000,
+        "interval_s": 1,
+        "timeout_s": 1,
+        "server_running": True,
+        "failures_in_a_row": 0,
+        "last_probe": probe,
+        **kw,
+    }
+
+
+def _judge(**kw: object) -> liveness.WatcherState:
+    args: dict[str, object] = {
+        "enabled": True,
+        "load_state": "loaded",
+        "active_state": "active",
+        "sub_state": "running",
+        "result": "success",
+        "invocation": INV,
+        "active_since_us": NOW - 600_000_000,
+        "beat": _beat(),
+        "now_us": NOW,
+    }
+    args.update(kw)
+    return liveness.judge("k", **args)  # type: ignore[arg-type]
+
+
+def test_watching_needs_an_active_unit_and_a_fresh_heartbeat_of_this_run() -> None:
+    assert _judge().state == "watching"
+    # Killed and masked: the heartbeat it left behind says nothing.
+    masked = _judge(load_state="masked", active_state="inactive", sub_state="dead")
+    assert masked.state == "masked" and "systemctl unmask" in masked.detail
+    text = liveness.status_line(masked.to_json())
+    assert "NOT WATCHING" in text and "watching," not in text
+    # Failed (or failing and retried): the last line it wrote says why.
+    failed = _judge(
+        active_state="activating",
+        sub_state="auto-restart",
+        error_line="ModuleNotFoundError: No module named 'orchestrator'",
+    )
+    assert failed.state == "failed"
+    assert "No module named 'orchestrator'" in liveness.status_line(failed.to_json())
+    assert _judge(active_state="inactive", sub_state="dead").state == "stopped"
+    # Active, but the heartbeat is another run's (a restarted watcher that cannot probe) or
+    # old (a stuck one): not watching.
+    assert _judge(beat=_beat(watcher_invocation="b" * 32)).state == "not-probing"
+    stuck = _judge(beat=_beat(at_us=NOW - 120_000_000))
+    assert stuck.state == "not-probing" and "120 s ago" in stuck.detail
+    assert stuck.failures_in_a_row == 0 or stuck.state != "watching"
+    # Just started, nothing written yet: starting, not watching.
+    assert _judge(beat={}, active_since_us=NOW - 2_000_000).state == "starting"
+    assert _judge(enabled=False).state == "off"
+    assert liveness.status_line(_judge(enabled=False).to_json()) == "  liveness: off"
