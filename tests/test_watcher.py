@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,8 @@ from orchestrator import files, liveness, profiles, render, sandbox
 from orchestrator.errors import InputError, PreflightRejected
 from orchestrator.liveness import CANONICAL
 from orchestrator.releases import DEFAULT_STATE_DIR
+from tests.box import Box
+from tests.e2e import UNIT_DIR, deploy, prepare, profile, show, wait_for
 from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
 
 
@@ -377,3 +380,79 @@ def test_watching_needs_an_active_unit_and_a_fresh_heartbeat_of_this_run() -> No
     assert _judge(beat={}, active_since_us=NOW - 2_000_000).state == "starting"
     assert _judge(enabled=False).state == "off"
     assert liveness.status_line(_judge(enabled=False).to_json()) == "  liveness: off"
+
+
+# --------------------------------------------------------------------------- in the box
+
+
+@pytest.fixture(scope="module")
+def wbox(box: Box) -> Box:
+    prepare(box)
+    return box
+
+
+QUICK = {"liveness_interval_s": 1, "liveness_failures": 2, "liveness_timeout_s": 1}
+
+
+def _live(box: Box, name: str) -> dict[str, Any]:
+    r = deploy(box, "status", name, "--json")
+    assert r.rc == 0, r.stdout + r.stderr
+    (row,) = r.json()
+    return dict(row["liveness"])
+
+
+@pytest.mark.box
+def test_the_watcher_is_watched(wbox: Box) -> None:
+    """up confirms the first probe; a watcher killed and masked, or one that cannot import
+    deploy, is never reported as watching, by status or by up."""
+    name = "w-watched"
+    watcher = liveness.watcher_unit(name)
+    p = profile(name, port=31401, env={"STANDIN_READY_DELAY_S": "1.0"}, health=QUICK)
+    up = deploy(wbox, "up", p, "--json")
+    assert up.rc == 0, up.stdout + up.stderr
+    res = up.json()
+    assert res["watcher"]["state"] == "watching", res["watcher"]
+    assert f"{watcher}: watching (first probe made)" in res["actions"]
+    # Its first probe may have come while the server was still loading; the next ones pass.
+    wait_for(lambda: bool(_live(wbox, name)["last_probe"]["ok"]), "a passing probe")
+    assert _live(wbox, name)["state"] == "watching"
+    assert "liveness: watching, 0 failure(s) in a row" in deploy(wbox, "status", name).stdout
+
+    # Killed, then masked (`systemctl mask` refuses while the unit file is in /etc, so it is
+    # moved aside first): status says so, whatever its last heartbeat said.
+    assert wbox.systemctl("kill", "--signal=SIGKILL", watcher).returncode == 0
+    path = f"{UNIT_DIR}/{watcher}"
+    assert wbox.run(["mv", path, f"/root/{watcher}"]).returncode == 0
+    assert wbox.systemctl("mask", watcher).returncode == 0
+    assert show(wbox, watcher, "LoadState")["LoadState"] == "masked"
+    live = _live(wbox, name)
+    assert live["state"] == "masked", live
+    text = deploy(wbox, "status", name).stdout
+    print(f"\n{text}")
+    assert "liveness: NOT WATCHING: masked" in text and "liveness: watching" not in text
+    # up puts its unit file back in place of the mask (an atomic rename over the link) and
+    # restarts: watched again.
+    again = deploy(wbox, "up", p, "--json")
+    assert again.rc == 0, again.stdout + again.stderr
+    assert again.json()["watcher"]["state"] == "watching"
+
+    # A watcher that cannot import deploy (what PrivateTmp= did to a clone under /tmp; here
+    # its Python is told to see no path that has it): it fails at every start; status shows
+    # its error line, up exits 1 and says so.
+    dropin = f"/run/systemd/system/{watcher}.d/hide.conf"
+    argv = f"{sys.executable} -I -S -m orchestrator.liveness"
+    wbox.write_file(dropin, f"[Service]\nExecStart=\nExecStart={argv} {name}\n")
+    try:
+        assert wbox.systemctl("daemon-reload").returncode == 0
+        wbox.systemctl("restart", watcher)
+        wait_for(lambda: _live(wbox, name)["state"] == "failed", "the watcher failed", 60)
+        live = _live(wbox, name)
+        print(f"\nfailed watcher: {live['detail']}")
+        assert "orchestrator" in live["detail"], live  # ModuleNotFoundError: ... 'orchestrator'
+        r = deploy(wbox, "up", p)
+        print(r.stdout)
+        assert r.rc == 1 and "BUT NOT WATCHED" in r.stdout and "orchestrator" in r.stdout
+    finally:
+        wbox.run(["rm", "-f", dropin])
+        wbox.systemctl("daemon-reload")
+    assert deploy(wbox, "down", name).rc == 0
