@@ -807,6 +807,7 @@ async def status(
                 state_root=state_root,
                 enabled=(unit_dir / liveness.watcher_unit(d.name)).exists(),
                 user=user,
+                server_active=st.active_state in ("active", "activating", "reloading"),
             )
             day2["liveness"] = watcher.to_json()
             return DeploymentStatus(

@@ -463,6 +463,7 @@ def judge(
     beat: dict[str, Any],
     now_us: int,
     error_line: str | None = None,
+    server_active: bool = True,
 ) -> WatcherState:
     """What status says about the watcher, from systemd's view of its unit and its heartbeat.
     "watching" only for an active unit whose heartbeat is from this run and fresh."""
@@ -485,6 +486,8 @@ def judge(
         again = ", systemd retries it" if sub_state == "auto-restart" else ""
         return make("failed", f"failed{again}: {why}")
     if active_state in ("inactive", "deactivating") or load_state == "not-found":
+        if not server_active:  # PartOf=: it stops with the server
+            return make("stopped", "stopped, as the server is")
         return make("stopped", f"stopped: nothing watches the server (`systemctl start {unit}`)")
     if active_state != "active":
         return make("starting", f"{active_state}/{sub_state}")
@@ -510,7 +513,13 @@ def judge(
 
 
 async def watcher_state(
-    sd: Any, name: str, *, state_root: Path | None, enabled: bool, user: bool
+    sd: Any,
+    name: str,
+    *,
+    state_root: Path | None,
+    enabled: bool,
+    user: bool,
+    server_active: bool = True,
 ) -> WatcherState:
     """`deploy status`'s view of the watcher of deployment `name`, asked of systemd now."""
     unit = watcher_unit(name)
@@ -538,6 +547,7 @@ async def watcher_state(
         beat=heartbeat(state_root, name),
         now_us=int(time.time() * 1e6),
         error_line=line,
+        server_active=server_active,
     )
 
 

@@ -369,7 +369,9 @@ def test_watching_needs_an_active_unit_and_a_fresh_heartbeat_of_this_run() -> No
     )
     assert failed.state == "failed"
     assert "No module named 'orchestrator'" in liveness.status_line(failed.to_json())
-    assert _judge(active_state="inactive", sub_state="dead").state == "stopped"
+    stopped = _judge(active_state="inactive", sub_state="dead")
+    assert stopped.state == "stopped" and "systemctl start" in stopped.detail
+    assert "as the server is" in _judge(active_state="inactive", server_active=False).detail
     # Active, but the heartbeat is another run's (a restarted watcher that cannot probe) or
     # old (a stuck one): not watching.
     assert _judge(beat=_beat(watcher_invocation="b" * 32)).state == "not-probing"
