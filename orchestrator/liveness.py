@@ -397,7 +397,9 @@ class WatcherState:
     """The watcher unit as systemd reports it, judged with its heartbeat (liveness.json)."""
 
     enabled: bool  # its unit file is installed (liveness = true)
-    state: str  # watching | starting | not-probing | failed | stopped | masked | off | unknown
+    # watching | starting | running (heartbeat unreadable) | not-probing | failed | stopped |
+    # masked | off | unknown (systemd did not answer)
+    state: str
     detail: str  # in words, for a person
     unit: str
     active_state: str = ""
@@ -422,15 +424,18 @@ class WatcherState:
         }
 
 
-def heartbeat(state_root: Path | None, name: str) -> dict[str, Any]:
+def heartbeat(state_root: Path | None, name: str) -> dict[str, Any] | None:
+    """What the watcher last wrote: {} when nothing (or nothing valid), None when this user
+    may not read it (the state dir is root's: `deploy status` as another user)."""
     if state_root is None:
-        return {}
-    from orchestrator.incidents import liveness_state
-
+        return None
     try:
-        return liveness_state(state_root, name)
-    except OSError:
+        data = json.loads((state_root / name / "liveness.json").read_bytes())
+    except PermissionError:
+        return None
+    except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
 
 
 def last_error_line(unit: str, invocation: str, *, user: bool) -> str | None:
@@ -460,7 +465,7 @@ def judge(
     result: str,
     invocation: str,
     active_since_us: int,
-    beat: dict[str, Any],
+    beat: dict[str, Any] | None,
     now_us: int,
     error_line: str | None = None,
     server_active: bool = True,
@@ -468,6 +473,8 @@ def judge(
     """What status says about the watcher, from systemd's view of its unit and its heartbeat.
     "watching" only for an active unit whose heartbeat is from this run and fresh."""
     unit = watcher_unit(name)
+    unreadable = beat is None
+    beat = beat or {}
     mine = bool(invocation) and beat.get("watcher_invocation") == invocation
     probe_ = beat.get("last_probe") if isinstance(beat.get("last_probe"), dict) else None
     failures = int(beat.get("failures_in_a_row") or 0) if mine else 0
@@ -491,6 +498,12 @@ def judge(
         return make("stopped", f"stopped: nothing watches the server (`systemctl start {unit}`)")
     if active_state != "active":
         return make("starting", f"{active_state}/{sub_state}")
+    if unreadable:
+        return make(
+            "running",
+            "running; whether it probes is in its heartbeat, which this user cannot read "
+            "(run `deploy status` as root)",
+        )
     try:
         at_us = int(beat.get("at_us") or 0)
         stale = stale_after_s(
@@ -582,7 +595,7 @@ async def confirm(
     end = loop.time() + deadline_s
 
     def probed(inv: str) -> bool:
-        beat = heartbeat(state_root, name)
+        beat = heartbeat(state_root, name) or {}
         return (
             bool(inv)
             and beat.get("watcher_invocation") == inv

@@ -380,6 +380,8 @@ def test_watching_needs_an_active_unit_and_a_fresh_heartbeat_of_this_run() -> No
     assert stuck.failures_in_a_row == 0 or stuck.state != "watching"
     # Just started, nothing written yet: starting, not watching.
     assert _judge(beat={}, active_since_us=NOW - 2_000_000).state == "starting"
+    # Not root: the heartbeat cannot be read, so nothing is claimed about the probes.
+    assert _judge(beat=None).state == "running"
     assert _judge(enabled=False).state == "off"
     assert liveness.status_line(_judge(enabled=False).to_json()) == "  liveness: off"
 
