@@ -519,6 +519,13 @@ def rollback_cmd(
         )
         if res.diagnosis is not None:
             typer.echo(res.diagnosis.summary)
+        w = res.watcher
+        if w is not None and res.unwatched:
+            typer.echo(
+                f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but "
+                "a hang will not be noticed or restarted: fix the watcher (`deploy status` "
+                "shows it)"
+            )
     raise typer.Exit(res.exit_code)
 
 

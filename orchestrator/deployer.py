@@ -54,10 +54,15 @@ class RollbackResult:
     installed: list[str]
     actions: list[str]
     diagnosis: Diagnosis | None = None
+    watcher: dict[str, Any] | None = None  # as UpResult.watcher (`deploy rollback` only)
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" else 1
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None))
@@ -888,7 +893,7 @@ async def rollback(
 ) -> RollbackResult:
     """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
     what is installed now."""
-    from orchestrator import render
+    from orchestrator import liveness, render
     from orchestrator.releases import Store, digest
     from orchestrator.systemd import Systemd
 
@@ -915,7 +920,7 @@ async def rollback(
             chosen = target()
             store.begin("rollback", release=chosen.number, unit=spec.unit_name)
             try:
-                return await rollback_to(
+                res = await rollback_to(
                     sd,
                     spec,
                     store,
@@ -925,5 +930,17 @@ async def rollback(
                     on_progress=on_progress,
                     reason="deploy rollback",
                 )
+                if res.outcome == "healthy" and liveness.watcher_unit(spec.name) in chosen.units:
+                    with after_change(f"rolled back to release {chosen.number}"):
+                        ws = await liveness.confirm(
+                            sd,
+                            spec.name,
+                            state_root=state_root,
+                            server_invocation=res.invocation_id,
+                            deadline_s=spec.health.liveness_timeout_s + 30.0,
+                            user=user,
+                        )
+                    res.watcher = ws.to_json()
+                return res
             finally:
                 store.end()

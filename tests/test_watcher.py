@@ -456,6 +456,9 @@ def test_the_watcher_is_watched(wbox: Box) -> None:
         r = deploy(wbox, "up", p)
         print(r.stdout)
         assert r.rc == 1 and "BUT NOT WATCHED" in r.stdout and "orchestrator" in r.stdout
+        rb = deploy(wbox, "rollback", p, "--to", "1", "--json")  # restarts both: same verdict
+        assert rb.rc == 1 and rb.json()["outcome"] == "healthy", rb.stdout + rb.stderr
+        assert rb.json()["watcher"]["state"] == "failed"
     finally:
         wbox.run(["rm", "-f", dropin])
         wbox.systemctl("daemon-reload")
