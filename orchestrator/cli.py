@@ -308,18 +308,30 @@ def up_cmd(
     raise typer.Exit(res.exit_code)
 
 
+def _unwatched_text(res: UpResult) -> list[str]:
+    """A healthy server whose liveness watcher is not probing it: said, and exit 1."""
+    w = res.watcher
+    if w is None or not res.unwatched:
+        return []
+    return [
+        f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but a hang "
+        "will not be noticed or restarted: fix the watcher (`deploy status` shows it), then "
+        "run `deploy up` again"
+    ]
+
+
 def _up_text(res: UpResult) -> str:
     lines = [f"warning: {w['rule']}: {w['message']}" for w in res.warnings]
     lines.extend(a for a in res.actions if a.startswith("found an interrupted"))
     if res.unchanged:
         lines.append(f"{res.unit}: {res.detail} (invocation {res.invocation_id[:12]})")
-        return "\n".join(lines)
+        return "\n".join(lines + _unwatched_text(res))
     if res.outcome == "healthy":
         lines.append(
             f"{res.unit} is healthy after {res.elapsed_s:.1f} s "
             f"(release {res.release}, invocation {res.invocation_id[:12]})"
         )
-        return "\n".join(lines)
+        return "\n".join(lines + _unwatched_text(res))
     lines.append(f"{res.unit} {res.outcome.upper()} (release {res.release}): {res.detail}")
     if res.diagnosis is not None:
         lines.append(res.diagnosis.render_text())
@@ -518,6 +530,13 @@ def rollback_cmd(
         )
         if res.diagnosis is not None:
             typer.echo(res.diagnosis.summary)
+        w = res.watcher
+        if w is not None and res.unwatched:
+            typer.echo(
+                f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but "
+                "a hang will not be noticed or restarted: fix the watcher (`deploy status` "
+                "shows it)"
+            )
     raise typer.Exit(res.exit_code)
 
 

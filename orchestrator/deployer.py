@@ -54,10 +54,15 @@ class RollbackResult:
     installed: list[str]
     actions: list[str]
     diagnosis: Diagnosis | None = None
+    watcher: dict[str, Any] | None = None  # as UpResult.watcher (`deploy rollback` only)
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" else 1
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None))
@@ -83,10 +88,18 @@ class UpResult:
     release: int | None = None
     unchanged: bool = False
     rollback: RollbackResult | None = None
+    # The liveness watcher after a healthy start (liveness.WatcherState.to_json()); None when
+    # the profile has none or the server is not healthy. A healthy server that nothing watches
+    # is not "done": exit 1, the server left running (no rollback: it serves).
+    watcher: dict[str, Any] | None = None
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" else 1
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None, rollback=None))
@@ -184,10 +197,12 @@ def _exit_status(st: UnitState | None) -> str | None:
 async def _healthy_now(url: str) -> bool:
     import httpx
 
+    from orchestrator.httpcap import BodyTooLarge, aget
+
     try:
         async with httpx.AsyncClient(timeout=2.0, trust_env=False) as c:
-            return (await c.get(url)).status_code == 200
-    except httpx.HTTPError:
+            return (await aget(c, url)).status == 200
+    except (httpx.HTTPError, BodyTooLarge):
         return False
 
 
@@ -298,7 +313,7 @@ async def up(
     on_progress: OnProgress | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
-    from orchestrator import liveness, render
+    from orchestrator import liveness, render, sandbox
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd, install_units
 
@@ -306,6 +321,15 @@ async def up(
     store = Store(state_root, spec.name)
     warnings = _preflight(spec, gpus) if preflight else []
     files = render.render(spec, user_mode=user, state_root=state_root)
+    if preflight:  # the watcher's sandbox must see deploy itself (as just rendered)
+        runner = liveness.Runner.current()
+        sandbox.check_watcher(
+            files,
+            liveness.watcher_unit(spec.name) if spec.health.liveness else None,
+            runner.python,
+            runner.path,
+            state_root,
+        )
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
     _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
@@ -333,6 +357,7 @@ async def up(
                     res.invocation_id = st.invocation_id
                     res.detail = "unchanged: the installed units are the rendered ones and the server is healthy; nothing restarted"
                     res.unit_state = asdict(st)
+                    await _confirm_watcher(sd, spec, res, state_root=state_root, user=user)
                     res.elapsed_s = round(time.monotonic() - t0, 3)
                     return res
             rel = store.record(files, _spec_json(spec), spec.source)
@@ -360,6 +385,8 @@ async def up(
                         rollback=rollback,
                         on_progress=on_progress,
                     )
+                    if res.outcome == "healthy":
+                        await _confirm_watcher(sd, spec, res, state_root=state_root, user=user)
                 done = True
             finally:
                 if done:
@@ -368,6 +395,31 @@ async def up(
                     store.finish(rel, "interrupted")
             res.elapsed_s = round(time.monotonic() - t0, 3)
             return res
+
+
+async def _confirm_watcher(
+    sd: Systemd, spec: Spec, res: UpResult, *, state_root: Path, user: bool
+) -> None:
+    """The server is healthy: is its liveness watcher running and probing this start? Waits
+    for its first probe (its heartbeat file) or for systemd to say it failed; res.watcher."""
+    from orchestrator import liveness
+
+    if not spec.health.liveness:
+        return
+    h = spec.health
+    ws = await liveness.confirm(
+        sd,
+        spec.name,
+        state_root=state_root,
+        server_invocation=res.invocation_id,
+        deadline_s=h.liveness_timeout_s + 30.0,
+        user=user,
+    )
+    res.watcher = ws.to_json()
+    if ws.watching:
+        res.actions.append(f"{ws.unit}: watching (first probe made)")
+    else:
+        res.actions.append(f"{ws.unit}: NOT WATCHING: {ws.detail}")
 
 
 def _done(actions: list[str], what: str) -> str:
@@ -617,18 +669,23 @@ def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
     import http.client
     import urllib.parse
 
+    from orchestrator.httpcap import BodyTooLarge, read_capped
+
     u = urllib.parse.urlsplit(url)
     conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
     try:
         conn.request("GET", u.path or "/", headers={"Accept": "application/json"})
         r = conn.getresponse()
-        body = r.read()
+        try:
+            body = read_capped(r)
+        except BodyTooLarge as e:
+            return r.status, None, f"{r.status} {r.reason} (answer over {e.limit} bytes, not read)"
     except ConnectionRefusedError:
         return None, None, "connection refused (not listening)"
     except TimeoutError:
         return None, None, "no answer (timeout)"
-    except OSError as e:
+    except (OSError, http.client.HTTPException) as e:
         return None, None, type(e).__name__
     finally:
         conn.close()
@@ -728,7 +785,7 @@ class StatusResult:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> StatusResult:
-    from orchestrator import incidents
+    from orchestrator import incidents, liveness
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
@@ -746,6 +803,18 @@ async def status(
             )
             since = st.state_change_timestamp_us
             release, interrupted = _state_facts(state_root, d.name)
+            day2 = incidents.status_fields(state_root, d.name, unit_dir=unit_dir)
+            # The watcher as systemd sees its unit now, judged with its heartbeat: never
+            # "watching" on the strength of a file it left behind.
+            watcher = await liveness.watcher_state(
+                sd,
+                d.name,
+                state_root=state_root,
+                enabled=(unit_dir / liveness.watcher_unit(d.name)).exists(),
+                user=user,
+                server_active=st.active_state in ("active", "activating", "reloading"),
+            )
+            day2["liveness"] = watcher.to_json()
             return DeploymentStatus(
                 profile=d.name,
                 unit=d.unit,
@@ -765,7 +834,7 @@ async def status(
                 server=_server_facts(info) if icode == 200 else {},
                 release=release,
                 interrupted=interrupted,
-                **incidents.status_fields(state_root, d.name, unit_dir=unit_dir),
+                **day2,
             )
 
         return StatusResult(unit_dir, only, list(await asyncio.gather(*(one(d) for d in deps))))
@@ -824,7 +893,7 @@ async def rollback(
 ) -> RollbackResult:
     """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
     what is installed now."""
-    from orchestrator import render
+    from orchestrator import liveness, render
     from orchestrator.releases import Store, digest
     from orchestrator.systemd import Systemd
 
@@ -851,7 +920,7 @@ async def rollback(
             chosen = target()
             store.begin("rollback", release=chosen.number, unit=spec.unit_name)
             try:
-                return await rollback_to(
+                res = await rollback_to(
                     sd,
                     spec,
                     store,
@@ -861,5 +930,17 @@ async def rollback(
                     on_progress=on_progress,
                     reason="deploy rollback",
                 )
+                if res.outcome == "healthy" and liveness.watcher_unit(spec.name) in chosen.units:
+                    with after_change(f"rolled back to release {chosen.number}"):
+                        ws = await liveness.confirm(
+                            sd,
+                            spec.name,
+                            state_root=state_root,
+                            server_invocation=res.invocation_id,
+                            deadline_s=spec.health.liveness_timeout_s + 30.0,
+                            user=user,
+                        )
+                    res.watcher = ws.to_json()
+                return res
             finally:
                 store.end()

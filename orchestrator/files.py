@@ -52,24 +52,59 @@ def write_atomically(
         for name in changed:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
             temps[name] = tmp
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(files[name])
-                fh.flush()
-                os.fsync(fh.fileno())
+            _write_fd(fd, files[name].encode("utf-8"), fsync=True)
             os.chmod(tmp, mode)
     except OSError as e:
-        for tmp in temps.values():
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        _unlink_all(temps.values())
         raise InputError(
             f"cannot write files in {directory}: {e.strerror}; nothing was changed",
             field=field,
             fix=f"run as root, or choose a directory you can write with {field}",
         ) from None
-    for name, tmp in temps.items():
-        os.replace(tmp, directory / name)
+    except BaseException:  # an interrupt, a bad encoding: no temp file stays behind either
+        _unlink_all(temps.values())
+        raise
+    try:
+        for name in list(temps):
+            os.replace(temps[name], directory / name)
+            del temps[name]
+    finally:
+        _unlink_all(temps.values())  # the renames that did not happen (a failed one, an interrupt)
     fsync_dir(directory)
     return changed
+
+
+def write_file(path: Path, data: bytes, mode: int = 0o600, *, fsync: bool = True) -> None:
+    """Replace one file atomically: a temp file beside it, then a rename. On any failure (a
+    full disk, an interrupt) the temp file is removed and the error raised; the old file stays.
+    `fsync=False` for a file rewritten so often that losing the last version to a power cut
+    does not matter (the liveness watcher's state)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        _write_fd(fd, data, fsync=fsync)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_all([tmp])
+        raise
+
+
+def _write_fd(fd: int, data: bytes, *, fsync: bool) -> None:
+    """Write all of `data` to `fd` (a short write is retried), optionally fsync, close it."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_all(paths: Iterable[str]) -> None:
+    for tmp in list(paths):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def remove_files(names: Iterable[str], directory: Path) -> list[str]:

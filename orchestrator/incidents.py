@@ -651,18 +651,9 @@ def status_lines(row: Mapping[str, Any]) -> list[str]:
         out.append("  incident: none recorded")
     live = row.get("liveness")
     if isinstance(live, Mapping):
-        if not live.get("enabled"):
-            out.append("  liveness: off")
-        else:
-            probe = live.get("last_probe") or {}
-            seen = (
-                f"last probe {probe.get('when')}: {probe.get('detail')}"
-                if probe
-                else "no probe yet"
-            )
-            out.append(
-                f"  liveness: on, {live.get('failures_in_a_row', 0)} failure(s) in a row, {seen}"
-            )
+        from orchestrator.liveness import status_line
+
+        out.append(status_line(dict(live)))
     return out
 
 

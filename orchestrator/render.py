@@ -156,6 +156,7 @@ def template_vars(
                 "spec": spec,
                 "user_mode": user_mode,
                 "watcher_argv": day2["watcher_argv"],
+                "ip_allow": day2["ip_allow"],
                 "state_dir": day2["state_dir"],
             },
         )

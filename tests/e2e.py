@@ -226,8 +226,11 @@ def rendered(profile_path: str) -> dict[str, str]:
     import hashlib
 
     from orchestrator import profiles, render
+    from orchestrator.liveness import Runner
+    from tests.box import INSTALLED
 
+    runner = Runner(sys.executable, str(INSTALLED))  # deploy as it runs in the box
     return {
         n: hashlib.sha256(t.encode()).hexdigest()
-        for n, t in render.render(profiles.load(profile_path)).items()
+        for n, t in render.render(profiles.load(profile_path), runner=runner).items()
     }
