@@ -33,6 +33,7 @@ def preflight_markdown() -> str:
         "models": "Checkpoints",
         "hardware": "Hardware",
         "box": "This machine",
+        "secrets": "Secrets, the environment and who runs what",
     }
     for key, title in sections.items():
         lines += [
