@@ -240,8 +240,11 @@ def rendered(profile_path: str) -> dict[str, str]:
     import hashlib
 
     from orchestrator import profiles, render
+    from orchestrator.liveness import Runner
 
+    # As deploy renders them in the box: run from INSTALL (DEPLOY, DEPLOY_ENV).
+    runner = Runner(sys.executable, INSTALL)
     return {
         n: hashlib.sha256(t.encode()).hexdigest()
-        for n, t in render.render(profiles.load(profile_path)).items()
+        for n, t in render.render(profiles.load(profile_path), runner=runner).items()
     }
