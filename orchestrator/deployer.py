@@ -149,7 +149,7 @@ def diagnose_start(
 
     def settled(entries: journal.JournalLines) -> bool:
         # PID 1's own lines about the exit can trail the process's last output by a moment
-        # ("Failed with result" comes only after the ExecStopPost incident hook).
+        # ("Failed with result" comes only once systemd has stopped what was left).
         return timed_out or any(
             "Failed with result" in s or "Main process exited" in s for s in entries.search
         )

@@ -1,17 +1,22 @@
 """Incidents: every stop of the server unit that nobody asked for, recorded with its cause.
 
-How a stop is caught. The server unit runs `python -m orchestrator.incidents stop-post` as
-ExecStopPost=-+ (see templates/sglang.service.j2): systemd runs it after every stop of the
-main process, crash or not, before any automatic restart, with $SERVICE_RESULT, $EXIT_CODE,
-$EXIT_STATUS and $INVOCATION_ID set. "+" runs it outside the unit's sandbox (as root, so it can
-write the state dir under ProtectSystem=strict); "-" keeps its own failure from failing the unit.
+How a stop is caught. `sglang-<name>-incidents.service` (templates/sglang-incidents.service.j2)
+runs `python -I -m orchestrator.incidents follow` as root in a unit of its own: none of the
+server's EnvironmentFile=, Environment= or HOME reaches it, and -I ignores PYTHON* variables
+and user site-packages, so nothing the service user controls runs as root (the old
+`ExecStopPost=-+` hook inherited all of it). It is Before= and PartOf= the server and
+Type=notify: the server starts only once it follows the unit's PropertiesChanged signals
+over D-Bus (`follow`, `Follower`). A new ExecMainExitTimestamp is an end of the main process;
+the unit's exit code and status come with it, its Result once it leaves "deactivating".
 
 How a requested stop is told from a crash. A stop that someone asked for (`deploy down`,
 `systemctl stop`, a restart by `deploy up`/`rollback` or by the liveness watcher, a shutdown)
-runs as a *job* on the unit: while ExecStopPost runs, the unit's Job property names it
-("stop", "restart", ...). A crash, a kill from outside (`kill -9`, the OOM killer), SGLang
-taking itself down, systemd's own watchdog: no job. That is asked over D-Bus; if the bus cannot
-be asked, a stop whose $SERVICE_RESULT is "success" is taken as requested, any other as not.
+runs as a *job* on the unit: systemd announces the unit's Job property (and the recorder asks
+its JobType) before the process ends. A crash, a kill from outside (`kill -9`, the OOM
+killer), SGLang taking itself down, systemd's own watchdog: no job when the process ends.
+systemd sends a dispatch's Service-interface change before the Unit-interface one, and every
+event in its own loop iteration, so the job seen before the exit signal is the one that was
+on the unit when the process ended. A PartOf= stop of the recorder finishes a record under way.
 
 What is recorded (`Incident`): the invocation, when it ended, how (systemd's result, exit code
 or signal), how long it had been up, whether it had become ready, and the diagnosis of that
@@ -709,9 +714,9 @@ async def follow(
 
 
 async def settle(sd: Any, unit: str, timeout_s: float = 60.0) -> None:
-    """Wait while `unit` is stopping on its own (its stop hook running) before deploy queues a
-    stop or restart job on it: a job queued while the hook asks would make a crash look
-    requested, and the crash would go unrecorded."""
+    """Wait while `unit` is stopping on its own (systemd killing what is left of a crashed
+    server) before deploy queues a stop or restart job on it, so the job never overlaps the
+    crash's own stop: the recorder has judged the exit by then, and the job starts clean."""
 
     async def until_settled() -> None:
         async with sd.watch(unit) as states:

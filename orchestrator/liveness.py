@@ -12,7 +12,7 @@ profile's `[health] liveness*` keys) runs `python -m orchestrator.liveness` besi
   At `failures` in a row it reads that invocation's journal (the last lines, the classifier's
   verdict on them, the kernel's Xid lines) and records an incident of kind "hung"
   (`orchestrator.incidents`), then restarts the server through systemd (RestartUnit: a job,
-  so the server's stop hook records no second incident);
+  so the incident recorder records no second incident);
 - a restart budget (`restarts_per_hour`, default 3) bounds it: when that many "hung"
   restarts already happened in the last hour, it records kind "gave-up" and stops the unit
   instead: never an endless loop of 10-minute reloads;
@@ -276,7 +276,7 @@ async def act(cfg: Config, sd: Any, invocation: str, failures: list[Probe]) -> s
     if not incidents.journal_send(inc):
         print(f"deploy incident: {inc.headline()}: {inc.summary}", flush=True)
     print(f"liveness: {cfg.unit} {inc.kind}: {action}", flush=True)
-    # A job on the server unit: its stop hook sees it and records no second incident. The job
+    # A job on the server unit: the recorder sees it and records no second incident. The job
     # also stops (and, for a restart, restarts) this watcher: PartOf=.
     if give_up:
         await sd.stop(cfg.unit)
