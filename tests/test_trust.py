@@ -309,3 +309,19 @@ def test_service_user_cannot_read_a_checkpoint() -> None:
         assert "cannot read and list" in (trust.unreachable(stranger, str(d / "m"), 5) or "")
     finally:
         shutil.rmtree(d)
+
+
+def test_tune_goes_through_the_same_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tune` installs candidates (and the winner with --apply) through `up`; its plan refuses
+    what `up` would, before any restart."""
+    from orchestrator import tune
+
+    bad = _tree(tmp_path / "bad")
+    (tmp_path / "bad/site").chmod(0o777)
+    monkeypatch.setattr(CodeRoot, "current", classmethod(lambda cls: bad))
+    spec = profiles.load(str(write_profile(tmp_path)))
+    the_plan = tune.plan(spec, tune.grid([3], [1, 2], [4]), adaptive=False, gpu="b200")
+    assert not the_plan.candidates and tune.refused_outright(the_plan) is not None
+    assert the_plan.pruned and all("root-code" in c.rules for c in the_plan.pruned)
+    user = tune.plan(spec, tune.grid([3], [1], [4]), adaptive=False, gpu="b200", user_mode=True)
+    assert all("root-code" not in c.rules for c in user.pruned)
