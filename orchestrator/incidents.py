@@ -514,6 +514,7 @@ class _Prefetch:
 # systemd's ExecMainCode (a CLD_* code) as its $EXIT_CODE words.
 _CLD = {1: "exited", 2: "killed", 3: "dumped"}
 SETTLE_S = 3.0  # how long the recorder waits for systemd's final Result after an exit
+DRAIN_S = 0.5  # told to stop, it still reads what systemd sent before, this long
 
 
 @dataclass
@@ -621,6 +622,23 @@ class Follower:
         self.job_id, self.job_type = job_id, None
         return (job_id, path) if job_id and path != "/" else None
 
+    def _exit(self, end: int, job: str | None) -> Exit:
+        code, status = exit_words(
+            int(self.service.get("ExecMainCode", 0) or 0),
+            int(self.service.get("ExecMainStatus", 0) or 0),
+        )
+        start = int(self.service.get("ExecMainStartTimestamp", 0) or 0) or None
+        inv = bytes(self.unit.get("InvocationID", b"") or b"").hex()
+        return Exit(inv, start, end, code, status, job=job)
+
+    def ended_unseen(self) -> Exit | None:
+        """At start: the server's last end, when the unit is failed or waiting to be restarted
+        (an end no job asked for) - the recorder may have been down when it happened."""
+        failed = (
+            self.unit.get("ActiveState") == "failed" or self.unit.get("SubState") == "auto-restart"
+        )
+        return self._exit(self.last_exit, None) if failed and self.last_exit else None
+
     def feed(self, interface: str, changed: Mapping[str, Any]) -> Exit | None:
         """Take one PropertiesChanged; an Exit when it announces a new end of the main
         process (judged with the job known before this signal)."""
@@ -636,13 +654,7 @@ class Follower:
         if not end or end == self.last_exit:
             return None
         self.last_exit = end
-        code, status = exit_words(
-            int(self.service.get("ExecMainCode", 0) or 0),
-            int(self.service.get("ExecMainStatus", 0) or 0),
-        )
-        start = int(self.service.get("ExecMainStartTimestamp", 0) or 0) or None
-        inv = bytes(self.unit.get("InvocationID", b"") or b"").hex()
-        return Exit(inv, start, end, code, status, job=self.job_type if self.job_id else None)
+        return self._exit(end, self.job_type if self.job_id else None)
 
     @property
     def settled(self) -> bool:
@@ -677,22 +689,34 @@ async def follow(
             fol.job_type = await sd.job_type(job[1])
         (ready or (lambda: None))()
         pending: list[tuple[Exit, _Prefetch, float]] = []
+        missed = fol.ended_unseen()
+        if missed is not None and not recorded(state_root, name, missed.invocation):
+            pending.append((missed, _Prefetch(unit, missed.invocation, user=user), 0.0))
         it = aiter(changes)
+        drain_until: float | None = None
         while True:
             if pending and (fol.settled or time.monotonic() >= pending[0][2]):
                 for done_exit, pre, _ in pending:
                     fol.settle(done_exit)
                     await record(state_root, name, done_exit, await pre.result(), user=user)
                 pending = []
-            if stop.is_set() and not pending:
+            if stop.is_set() and drain_until is None:
+                # Stopped (PartOf= the server): first take what systemd already sent, such as
+                # the crash whose restart is stopping us now.
+                drain_until = time.monotonic() + DRAIN_S
+            if drain_until is not None and not pending and time.monotonic() >= drain_until:
                 return
-            timeout = max(0.0, pending[0][2] - time.monotonic()) if pending else None
+            deadlines = [d for d in (pending[0][2] if pending else None, drain_until) if d]
+            timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
             nxt = asyncio.ensure_future(anext(it))
-            halt = asyncio.ensure_future(stop.wait())
+            waits: set[asyncio.Future[Any]] = {nxt}
+            if drain_until is None:
+                waits.add(asyncio.ensure_future(stop.wait()))
             done, _ = await asyncio.wait(
-                {nxt, halt}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
-            halt.cancel()
+            for w in waits - {nxt}:
+                w.cancel()
             if nxt not in done:
                 nxt.cancel()
                 with contextlib.suppress(BaseException):
@@ -728,16 +752,20 @@ async def settle(sd: Any, unit: str, timeout_s: float = 60.0) -> None:
         await asyncio.wait_for(until_settled(), timeout_s)
 
 
+def recorded(state_root: Path, name: str, invocation: str) -> bool:
+    """Whether an incident of `invocation` is on disk (file names end in its first 12 hex)."""
+    tail = f"-{invocation.replace('-', '')[:12]}.json"
+    return any(p.name.endswith(tail) for p in _files(incidents_dir(state_root, name)))
+
+
 async def wait_recorded(
     state_root: Path, name: str, invocation: str, timeout_s: float = 10.0
 ) -> bool:
     """Wait (at most timeout_s) until the recorder has written the incident of `invocation`
     (its file name ends in the invocation's first 12 hex digits). Whether it did."""
-    tail = f"-{invocation.replace('-', '')[:12]}.json"
-    d = incidents_dir(state_root, name)
     deadline = time.monotonic() + timeout_s
     while True:
-        if any(p.name.endswith(tail) for p in _files(d)):
+        if recorded(state_root, name, invocation):
             return True
         if time.monotonic() >= deadline:
             return False

@@ -447,3 +447,31 @@ def test_records_are_scrubbed_of_registered_secrets(tmp_path: Path) -> None:
     path = incidents.save(tmp_path, inc)
     assert secret not in path.read_text()
     assert secret.encode() not in incidents.journal_payload(inc)
+
+
+def test_follower_catches_an_end_it_did_not_see() -> None:
+    """Started (or restarted) after the server died on its own: failed, or waiting for
+    systemd's restart, with an exit on record: that end is reported once."""
+    seen = incidents.Follower(
+        {"ActiveState": "activating", "SubState": "auto-restart", "InvocationID": INV},
+        {"ExecMainExitTimestamp": 7, "ExecMainCode": 2, "ExecMainStatus": 9},
+    )
+    missed = seen.ended_unseen()
+    assert missed is not None and (missed.end_us, missed.exit_status, missed.job) == (
+        7,
+        "KILL",
+        None,
+    )
+    calm = incidents.Follower(
+        {"ActiveState": "inactive", "SubState": "dead", "InvocationID": INV},
+        {"ExecMainExitTimestamp": 7, "ExecMainCode": 1, "ExecMainStatus": 0},
+    )
+    assert calm.ended_unseen() is None  # a stop someone asked for ends inactive
+
+
+def test_recorded_matches_the_invocation(tmp_path: Path) -> None:
+    assert not incidents.recorded(tmp_path, "p", "ab" * 16)
+    d = incidents.incidents_dir(tmp_path, "p")
+    d.mkdir(parents=True)
+    (d / f"20261201T000000.000000Z-crash-{'ab' * 6}.json").write_text("{}")
+    assert incidents.recorded(tmp_path, "p", "ab" * 16)

@@ -96,5 +96,48 @@ def test_recorder_unit_is_hardened(tbox: Box) -> None:
     print(f"\n{rec}: systemd-analyze security exposure {m.group(1)}")
     assert float(m.group(1)) <= 2.5
     assert deploy(tbox, "down", name).rc == 0
-    # down stops it with the server (PartOf=).
-    assert show(tbox, rec, "ActiveState")["ActiveState"] == "inactive"
+    # down stops it with the server (PartOf=); it reads what systemd sent before it goes.
+    gone = tbox.run(
+        [
+            "sh",
+            "-c",
+            f"for i in $(seq 100); do systemctl show -p ActiveState --value {rec} "
+            "| grep -qx inactive && exit 0; sleep 0.1; done; exit 1",
+        ]
+    )
+    assert gone.returncode == 0
+
+
+def test_recorder_down_when_the_server_died_records_it_on_start(tbox: Box) -> None:
+    name = "tr-missed"
+    unit = f"sglang-{name}.service"
+    rec = f"sglang-{name}-incidents.service"
+    p = profile(
+        name, port=31323, env=FAST, unit_extra={"restart_sec": 600}, health={"liveness": False}
+    )
+    assert deploy(tbox, "up", p).rc == 0
+    inv = show(tbox, unit, "InvocationID")["InvocationID"]
+    assert tbox.systemctl("stop", rec).returncode == 0  # PartOf= goes one way: server runs on
+    assert show(tbox, unit, "SubState")["SubState"] == "running"
+    assert tbox.systemctl("kill", "--signal=SIGKILL", unit).returncode == 0
+    wait = tbox.run(
+        [
+            "sh",
+            "-c",
+            f"for i in $(seq 100); do systemctl show -p SubState --value {unit} "
+            "| grep -q auto-restart && exit 0; sleep 0.1; done; exit 1",
+        ]
+    )
+    assert wait.returncode == 0
+    assert tbox.systemctl("start", rec).returncode == 0  # Type=notify: returns once it follows
+    r = deploy(tbox, "history", name, "--json")
+    got = r.json()["incidents"]
+    for _ in range(50):  # its first act after READY=1: records within the second
+        if got:
+            break
+        tbox.run(["sleep", "0.1"])
+        got = deploy(tbox, "history", name, "--json").json()["incidents"]
+    assert [(i["invocation_id"], i["kind"]) for i in got] == [(inv, "killed")]
+    assert tbox.systemctl("restart", rec).returncode == 0  # and never twice
+    assert len(deploy(tbox, "history", name, "--json").json()["incidents"]) == 1
+    assert deploy(tbox, "down", name).rc == 0
