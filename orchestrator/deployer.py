@@ -408,6 +408,7 @@ async def _apply(
         sd, spec, user=user, deadline_s=deadline, on_progress=on_progress, actions=res.actions
     )
     res.outcome, res.invocation_id, res.detail = start.outcome, start.invocation_id, start.detail
+    res.warnings += await _recorder_warning(sd, spec)
     res.phase, res.unit_state = start.phase, start.unit_state
     res.diagnosis, res.diagnosed_in_s = start.diagnosis, start.diagnosed_in_s
     store.finish(
@@ -429,6 +430,28 @@ async def _apply(
             rollback=rollback,
             on_progress=on_progress,
         )
+
+
+async def _recorder_warning(sd: Systemd, spec: Spec) -> list[dict[str, Any]]:
+    """A warning when the incident recorder is not running after the start: crashes would go
+    unrecorded (the server does not wait for it: Wants=, not Requires=)."""
+    from orchestrator.render import recorder_unit
+
+    unit = recorder_unit(spec.name)
+    st = await sd.state(unit)
+    if st.active_state == "active":
+        return []
+    return [
+        {
+            "rule": "incident-recorder",
+            "severity": "warning",
+            "flags": [],
+            "message": f"{unit} is {st.active_state}/{st.sub_state} (result {st.result or '-'}): "
+            "crashes of the server are not being recorded",
+            "fix": f"see `journalctl -u {unit}`, fix the cause, then `systemctl start {unit}`",
+            "stricter": False,
+        }
+    ]
 
 
 async def _after_failure(

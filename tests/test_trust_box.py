@@ -87,7 +87,9 @@ def test_api_key_is_never_on_a_command_line(tbox: Box) -> None:
 def test_recorder_unit_is_hardened(tbox: Box) -> None:
     name = "tr-score"
     p = profile(name, port=31322, env=FAST, health={"liveness": False})
-    assert deploy(tbox, "up", p).rc == 0
+    up = deploy(tbox, "up", p, "--json")
+    assert up.rc == 0, up.stdout + up.stderr
+    assert not [w for w in up.json()["warnings"] if w["rule"] == "incident-recorder"]
     rec = f"sglang-{name}-incidents.service"
     assert show(tbox, rec, "ActiveState")["ActiveState"] == "active"
     out = tbox.run(["systemd-analyze", "security", "--no-pager", rec]).stdout
