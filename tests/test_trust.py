@@ -207,6 +207,7 @@ def _tree(base: Path) -> CodeRoot:
     (base / "bin/python").write_text("#!/bin/sh\n")
     (base / "bin/python").chmod(0o755)
     (base / "site/dep.pth").write_text("import dep\n")
+    (base / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (base / "src/orchestrator/__init__.py").write_text("")
     (base / "src/orchestrator/rules/x.py").write_text("")
     for p in [base, *base.rglob("*")]:
@@ -234,6 +235,7 @@ def test_a_root_owned_install_is_trusted(tmp_path: Path) -> None:
         ("bin/python", 0o757, "the interpreter"),
         ("site/dep.pth", 0o666, "site-packages"),
         ("site", 0o777, "site-packages"),
+        ("pyvenv.cfg", 0o666, "the venv"),
     ],
 )
 def test_writable_code_is_refused(tmp_path: Path, rel: str, mode: int, what: str) -> None:

@@ -120,6 +120,9 @@ class CodeRoot:
             yield "deploy's code", why
         for why in path_problems(self.stdlib):
             yield "the standard library", why
+        cfg = os.path.join(os.path.dirname(os.path.dirname(self.python)), "pyvenv.cfg")
+        if os.path.exists(cfg) and (venv := unsafe(cfg)) is not None:  # a venv's: names its home
+            yield "the venv", venv
         for d in self.site_dirs:
             for why in path_problems(d):
                 yield "site-packages", why
