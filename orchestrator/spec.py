@@ -95,6 +95,38 @@ class HardwareConfig:
 
 
 @dataclass(frozen=True)
+class ClusterConfig:
+    """[cluster]: how many nodes one server spans and how many copies run (see
+    orchestrator/multinode.py for systemd, orchestrator/k8s/ for Kubernetes)."""
+
+    nodes: int = 1
+    gpus_per_node: int = 8
+    replicas: int = 1
+    dist_init_addr: str | None = None  # node 0's host:port, for multi-node on systemd
+    declared: bool = False  # the profile has a [cluster] table: the fit is checked
+    node_rank: int | None = None  # this node's rank (deploy render|up --node-rank), not a key
+
+
+@dataclass(frozen=True)
+class K8sConfig:
+    """[k8s]: what `deploy export k8s` needs beyond the server itself."""
+
+    image: str | None = None
+    router_image: str | None = None  # default: image (SGLang's images ship the router)
+    python: str = "python3"  # the interpreter inside the image
+    namespace: str = "default"
+    models_pvc: str | None = None
+    models_host_path: str | None = None
+    models_mount: str = "/models"  # read-only, in every pod
+    secret_name: str | None = None  # default <name>-env when unit.environment_file is set
+    shm_size: str = "64Gi"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    rdma: bool = False  # hostNetwork, IPC_LOCK, /dev/infiniband
+    lws_version: str = "0.10"
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     description: str
@@ -109,6 +141,8 @@ class Spec:
     # The SGLang release this profile runs (found for unit.python, else [sglang] version,
     # else the newest deploy knows): its flag table and rules apply.
     sglang: Choice = field(default_factory=lambda: resolve(None))
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    k8s: K8sConfig = field(default_factory=K8sConfig)
 
     @property
     def unit_name(self) -> str:
@@ -133,10 +167,12 @@ class Spec:
         it: with `api_key_env`/`admin_api_key_env` the interpreter runs `KEY_LAUNCHER`, which
         takes each key from the environment (the environment file's variable), adds it to
         sys.argv inside the process and runs the module, so the key is in neither
-        /proc/PID/cmdline nor journald's _CMDLINE."""
-        from orchestrator.flags import _flag, table, to_argv
+        /proc/PID/cmdline nor journald's _CMDLINE. On a node of a multi-node server
+        (`cluster.node_rank` set), the multi-node flags follow."""
+        from orchestrator.flags import _flag, table
+        from orchestrator.multinode import systemd_flags
 
-        flags = to_argv(self.server, version=self.sglang.version)
+        flags = [*self.server_argv(keys=False), *systemd_flags(self)]
         keys = [
             f"{_flag(table(self.sglang.version).fields, field)}=env:{name}"
             for field, name in (
@@ -148,6 +184,25 @@ class Spec:
         if not keys:
             return [self.unit.python, "-m", self.unit.module, *flags]
         return [self.unit.python, "-c", KEY_LAUNCHER, self.unit.module, *keys, "--", *flags]
+
+    def server_argv(
+        self, server: Mapping[str, Any] | None = None, *, keys: bool = True
+    ) -> list[Any]:
+        """The launch_server arguments of this profile (no interpreter, no multi-node flags):
+        the one argument vector the systemd unit and the Kubernetes pods share. `server`
+        replaces the [server] values (Kubernetes binds every address). `keys`: the API keys
+        as `EnvRef`s at the end (Kubernetes expands them from its Secret); the systemd unit
+        passes them through `KEY_LAUNCHER` instead (`argv`)."""
+        from orchestrator.flags import to_argv
+
+        argv: list[Any] = to_argv(
+            self.server if server is None else server, version=self.sglang.version
+        )
+        if keys and self.unit.api_key_env:
+            argv += ["--api-key", EnvRef(self.unit.api_key_env)]
+        if keys and self.unit.admin_api_key_env:
+            argv += ["--admin-api-key", EnvRef(self.unit.admin_api_key_env)]
+        return argv
 
 
 # Run by the server's interpreter when a key comes from the environment file:

@@ -187,6 +187,9 @@ def test_every_rule_has_a_case() -> None:
         "environment-credential",
         "root-code",
         "service-user",
+        # their cases are in tests/test_k8s.py ([cluster] and `export k8s`)
+        "cluster-fit",
+        "cluster-dp-multinode",
     }
     assert {i for r in RULES for i in r.ids} == covered
 
