@@ -108,20 +108,28 @@ class UpResult:
         return d
 
 
-def _preflight(spec: Spec, gpus: GpuReport | None = None) -> list[dict[str, Any]]:
+def _preflight(
+    spec: Spec, gpus: GpuReport | None = None, *, full: bool = True, user: bool = False
+) -> list[dict[str, Any]]:
+    """Preflight on the box; `full=False` (--no-preflight): only its security rules, which
+    no flag skips (who could make root or the server run what)."""
     from orchestrator import preflight
 
-    report = preflight.run(spec, on_box=True, gpus=gpus)
-    if not report.ok:
-        first = report.errors[0]
+    if full:
+        findings = list(preflight.run(spec, on_box=True, gpus=gpus, user_mode=user).findings)
+    else:
+        findings = preflight.security(spec, user_mode=user)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
         raise PreflightRejected(
-            f"preflight refused {spec.name} ({len(report.errors)} error(s)); nothing was changed. "
+            f"preflight refused {spec.name} ({len(errors)} error(s)); nothing was changed. "
             f"First: {first.rule}: {first.message}",
-            findings=list(report.findings),
+            findings=findings,
             field=", ".join(first.flags) or first.rule,
             fix=first.fix + " (see `deploy validate " + spec.name + "` for every finding)",
         )
-    return [f.to_json() for f in report.findings if f.severity == "warning"]
+    return [f.to_json() for f in findings if f.severity == "warning"]
 
 
 async def _lines(spec: Spec, invocation: str, user: bool) -> AsyncIterator[str]:
@@ -154,7 +162,7 @@ def diagnose_start(
 
     def settled(entries: journal.JournalLines) -> bool:
         # PID 1's own lines about the exit can trail the process's last output by a moment
-        # ("Failed with result" comes only after the ExecStopPost incident hook).
+        # ("Failed with result" comes only once systemd has stopped what was left).
         return timed_out or any(
             "Failed with result" in s or "Main process exited" in s for s in entries.search
         )
@@ -230,8 +238,9 @@ async def _start_and_wait(
 ) -> _Start:
     """reset-failed, restart, wait; on failure read the journal of that very start."""
     from orchestrator.health import wait_until_healthy
+    from orchestrator.render import recorder_unit
 
-    for name in spec.unit_names:
+    for name in (*spec.unit_names, recorder_unit(spec.name)):
         await sd.reset_failed(name)
     result = await sd.restart(spec.unit_name)
     actions.append(f"restart {spec.unit_name}: job {result}")
@@ -319,7 +328,7 @@ async def up(
 
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
-    warnings = _preflight(spec, gpus) if preflight else []
+    warnings = _preflight(spec, gpus, full=preflight, user=user)
     files = render.render(spec, user_mode=user, state_root=state_root)
     if preflight:  # the watcher's sandbox must see deploy itself (as just rendered)
         runner = liveness.Runner.current()
@@ -451,6 +460,7 @@ async def _apply(
         sd, spec, user=user, deadline_s=deadline, on_progress=on_progress, actions=res.actions
     )
     res.outcome, res.invocation_id, res.detail = start.outcome, start.invocation_id, start.detail
+    res.warnings += await _recorder_warning(sd, spec)
     res.phase, res.unit_state = start.phase, start.unit_state
     res.diagnosis, res.diagnosed_in_s = start.diagnosis, start.diagnosed_in_s
     store.finish(
@@ -474,6 +484,28 @@ async def _apply(
         )
 
 
+async def _recorder_warning(sd: Systemd, spec: Spec) -> list[dict[str, Any]]:
+    """A warning when the incident recorder is not running after the start: crashes would go
+    unrecorded (the server does not wait for it: Wants=, not Requires=)."""
+    from orchestrator.render import recorder_unit
+
+    unit = recorder_unit(spec.name)
+    st = await sd.state(unit)
+    if st.active_state == "active":
+        return []
+    return [
+        {
+            "rule": "incident-recorder",
+            "severity": "warning",
+            "flags": [],
+            "message": f"{unit} is {st.active_state}/{st.sub_state} (result {st.result or '-'}): "
+            "crashes of the server are not being recorded",
+            "fix": f"see `journalctl -u {unit}`, fix the cause, then `systemctl start {unit}`",
+            "stricter": False,
+        }
+    ]
+
+
 async def _after_failure(
     sd: Systemd,
     spec: Spec,
@@ -487,9 +519,13 @@ async def _after_failure(
     on_progress: OnProgress | None,
 ) -> None:
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
-    from orchestrator.incidents import settle
+    from orchestrator.incidents import settle, wait_recorded
 
-    await settle(sd, spec.unit_name)  # let the stop hook record the crash before our job
+    await settle(sd, spec.unit_name)  # let systemd finish the crash's stop before our job
+    if res.outcome == "failed" and res.invocation_id and res.unit_state.get("exec_main_code"):
+        # The recorder (its own unit) records the crash; our stop or rollback restarts it, so
+        # let it finish first (it would anyway, on SIGTERM; this keeps `up` in step with it).
+        await wait_recorded(store.dir.parent, spec.name, res.invocation_id)
     prev = store.last_healthy(exclude_digest=rel.digest) if rollback else None
     if prev is None:
         stop = await sd.stop(spec.unit_name)

@@ -34,6 +34,7 @@ def preflight_markdown() -> str:
         "models": "Checkpoints",
         "hardware": "Hardware",
         "box": "This machine",
+        "secrets": "Secrets, the environment and who runs what",
         "cluster": "More than one box ([cluster], `deploy export k8s`)",
     }
     for key, title in sections.items():

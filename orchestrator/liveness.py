@@ -12,7 +12,7 @@ profile's `[health] liveness*` keys) runs `python -m orchestrator.liveness` besi
   At `failures` in a row it reads that invocation's journal (the last lines, the classifier's
   verdict on them, the kernel's Xid lines) and records an incident of kind "hung"
   (`orchestrator.incidents`), then restarts the server through systemd (RestartUnit: a job,
-  so the server's stop hook records no second incident);
+  so the incident recorder records no second incident);
 - a restart budget (`restarts_per_hour`, default 3) bounds it: when that many "hung"
   restarts already happened in the last hour, it records kind "gave-up" and stops the unit
   instead: never an endless loop of 10-minute reloads;
@@ -22,8 +22,8 @@ The watcher unit is `PartOf=` the server and pulled in by its `Wants=`: it start
 restarts with it. Its state for `deploy status` (failures in a row, the last probe) goes to
 `<state dir>/<name>/liveness.json` after every probe.
 
-`render_context` gives the templates the commands the units run (the hook and the watcher),
-pinned to the interpreter and code that rendered them.
+`render_context` gives the templates the command the watcher runs, pinned to the interpreter
+and code that rendered it (`Runner`, also used for the incident recorder).
 """
 
 from __future__ import annotations
@@ -71,9 +71,13 @@ class Runner:
         return cls(sys.executable, None if root in default else root)
 
     def argv(self, module: str, *args: str) -> list[str]:
-        # -P: never import from the working directory (the service's, writable by its user).
-        cmd = [self.python, "-P", "-m", module, *args]
-        return ["/usr/bin/env", f"PYTHONPATH={self.path}", *cmd] if self.path else cmd
+        """The command line that runs `module` as root. -I (isolated): no PYTHON* variable,
+        no user site-packages (~/.local), not the working directory; code outside the
+        interpreter's own site-packages comes in by its explicit path (orchestrator/rootexec.py
+        puts that tree first on sys.path), never through PYTHONPATH."""
+        if self.path:
+            return [self.python, "-I", f"{self.path}/orchestrator/rootexec.py", module, *args]
+        return [self.python, "-I", "-m", module, *args]
 
 
 # units/ shows deploy as a system-wide install: /usr/bin/python3 finds `orchestrator` itself.
@@ -83,13 +87,10 @@ CANONICAL = Runner("/usr/bin/python3")
 def render_context(
     spec: Spec, *, user_mode: bool, state_root: Path, runner: Runner
 ) -> dict[str, Any]:
-    """Template variables for the server unit's stop hook and for the watcher unit."""
+    """Template variables for the watcher unit."""
     user = ["--user"] if user_mode else []
     h = spec.health
     ctx: dict[str, Any] = {
-        "stop_post": runner.argv(
-            "orchestrator.incidents", "stop-post", "--state-dir", str(state_root), *user, spec.name
-        ),
         "state_dir": str(state_root),
         "watcher": None,
     }
@@ -311,7 +312,7 @@ async def act(cfg: Config, sd: Any, invocation: str, failures: list[Probe]) -> s
     if not incidents.journal_send(inc):
         print(f"deploy incident: {inc.headline()}: {inc.summary}", flush=True)
     print(f"liveness: {cfg.unit} {inc.kind}: {action}", flush=True)
-    # A job on the server unit: its stop hook sees it and records no second incident. The job
+    # A job on the server unit: the recorder sees it and records no second incident. The job
     # also stops (and, for a restart, restarts) this watcher: PartOf=.
     if give_up:
         await sd.stop(cfg.unit)

@@ -16,7 +16,6 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -35,20 +34,14 @@ _ENV_FILE_LINE = re.compile(r"^\s*EnvironmentFile\s*=\s*-?(\S.*?)\s*$", re.M)
 
 
 def file_values(path: str) -> list[str]:
-    """The values in an environment file (NAME=value lines), where this process can read it."""
+    """The values in an environment file (parsed as systemd does, `envfile.read`), where this
+    process can read it."""
+    from orchestrator import envfile
+
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        return [v for v in envfile.read(path).values.values() if v]
     except OSError:
         return []
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        value = line.split("=", 1)[1].strip().strip("'\"")
-        if value:
-            out.append(value)
-    return out
 
 
 def secret_values(spec: Spec | None) -> list[str]:

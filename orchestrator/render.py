@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from orchestrator.errors import UnsafeValueError
 from orchestrator.liveness import Runner, render_context
 from orchestrator.rules.models import HUB_ID
-from orchestrator.spec import EnvRef, Spec
+from orchestrator.spec import INCIDENTS_SUFFIX, EnvRef, Spec
 
 SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -116,6 +116,22 @@ def _state_directory(working_directory: str) -> str | None:
     return rel
 
 
+def recorder_unit(name: str) -> str:
+    """The incident recorder of deployment `name` (templates/sglang-incidents.service.j2)."""
+    return f"sglang-{name}{INCIDENTS_SUFFIX}.service"
+
+
+def recorder_argv(spec: Spec, runner: Runner, state_dir: str, user_mode: bool) -> list[str]:
+    """What the recorder runs (as root on a system manager): `python -I`, deploy's code by
+    its explicit path, the environment file only as a file to read secrets from."""
+    argv = ["follow", "--state-dir", state_dir]
+    if user_mode:
+        argv.append("--user")
+    if spec.unit.environment_file:
+        argv += ["--secrets-from", spec.unit.environment_file]
+    return runner.argv("orchestrator.incidents", *argv, spec.name)
+
+
 def template_vars(
     spec: Spec,
     *,
@@ -128,12 +144,14 @@ def template_vars(
     so none is passed for nothing, as `gpu=` once was). See `render` for the arguments."""
     from orchestrator.releases import state_dir
 
+    runner = runner or Runner.current()
     day2 = render_context(
         spec,
         user_mode=user_mode,
         state_root=state_root or state_dir(),
-        runner=runner or Runner.current(),
+        runner=runner,
     )
+    recorder = recorder_unit(spec.name)
     out: dict[str, tuple[str, dict[str, object]]] = {
         spec.unit_name: (
             "sglang.service.j2",
@@ -144,10 +162,18 @@ def template_vars(
                 "state_directory": _state_directory(spec.unit.working_directory),
                 "user_mode": user_mode,
                 "watcher": day2["watcher"],
-                "stop_post": day2["stop_post"],
+                "recorder": recorder,
+            },
+        ),
+        recorder: (
+            "sglang-incidents.service.j2",
+            {
+                "spec": spec,
+                "user_mode": user_mode,
+                "recorder_argv": recorder_argv(spec, runner, day2["state_dir"], user_mode),
                 "state_dir": day2["state_dir"],
             },
-        )
+        ),
     }
     if day2["watcher"]:
         out[day2["watcher"]] = (
@@ -181,7 +207,7 @@ def render(
 ) -> dict[str, str]:
     """unit file name -> content, for every unit this spec needs. `user_mode`: for a user
     manager (systemctl --user), which runs units as the calling user: no User=, no sandbox.
-    `state_root` (default: releases.state_dir()) is where the incident hook and the liveness
+    `state_root` (default: releases.state_dir()) is where the incident recorder and the liveness
     watcher keep their records; `runner` how those units run deploy (default: as now)."""
     env = _env()
     units = template_vars(spec, user_mode=user_mode, state_root=state_root, runner=runner)

@@ -90,10 +90,11 @@ def events(entries: Iterable[JournalEntry]) -> list[XidEvent]:
 
 
 def kernel_argv(since_us: int, until_us: int, journalctl: str = "journalctl") -> list[str]:
-    """Kernel lines of this boot between the two times (µs since the epoch)."""
+    """Kernel lines between the two times (µs since the epoch). No `-b`: the window already
+    bounds it, and a sandboxed unit (ProtectKernelTunables=, ProtectProc=, in a container)
+    may read another boot id than the journal's, and `-b` would then find nothing."""
     return [
         journalctl,
-        "-b",
         "-o",
         "json",
         "--no-pager",

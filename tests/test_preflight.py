@@ -181,6 +181,12 @@ def test_every_rule_has_a_case() -> None:
         "sglang-version-unknown",
         # its cases are in tests/test_ports.py (a port held for real)
         "port-free",
+        # their cases are in tests/test_trust.py (owners, modes, the service user)
+        "api-key-env",
+        "environment-code",
+        "environment-credential",
+        "root-code",
+        "service-user",
         # their cases are in tests/test_k8s.py ([cluster] and `export k8s`)
         "cluster-fit",
         "cluster-dp-multinode",
