@@ -219,10 +219,14 @@ def _analyze() -> str:
 @pytest.mark.parametrize("builtin", [b.name for b in profiles.builtins()])
 def test_every_rendered_unit_is_exposed_at_most_2_5(tmp_path: Path, builtin: str) -> None:
     """`systemd-analyze security --offline=yes` on every unit a built-in profile renders (as
-    units/ shows them): the server, the checkpoint check and the liveness watcher."""
+    units/ shows them): the server, the checkpoint check, the incident recorder and the liveness
+    watcher."""
     exe = _analyze()
     files = render.render(profiles.load(builtin), state_root=DEFAULT_STATE_DIR, runner=CANONICAL)
-    assert len(files) == 3
+    unit = f"sglang-{builtin}"
+    assert sorted(files) == sorted(
+        f"{unit}{kind}.service" for kind in ("", "-check", "-incidents", "-liveness")
+    )
     scores: dict[str, float] = {}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
