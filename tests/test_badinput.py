@@ -32,6 +32,21 @@ HOSTILE = {
     "relative-python": 'extends = "kimi-k26-eagle3"\n[unit]\npython = "bin/python"\n',
     "seed-config": 'extends = "kimi-k26-eagle3"\nunset = ["server.speculative_num_steps"]\n[server]\nspeculative_eagle_topk = 4\nspeculative_num_draft_tokens = 3\n',
     "not-utf8": b'extends = "kimi-k26-eagle3"\ndescription = "\xff\xfe"\n',
+    # Paths that would inject into list directives (issue 21, item 3).
+    "workdir-space": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/var/lib/sglang deploy"\n',
+    "workdir-state-dir": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/var/lib/deploy"\n',
+    "workdir-in-state-dir": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/var/lib/deploy/x"\n',
+    "workdir-var-lib": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/var/lib"\n',
+    "workdir-etc": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/etc/sglang"\n',
+    "workdir-two-paths": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/srv/sg /etc"\n',
+    "workdir-dotdot": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/var/lib/sglang/../deploy"\n',
+    "workdir-quote": 'extends = "kimi-k26-eagle3"\n[unit]\nworking_directory = "/srv/\\"sg\\""\n',
+    "envfile-backslash": 'extends = "kimi-k26-eagle3"\n[unit]\nenvironment_file = "/etc/sglang/env\\\\"\n',
+    "health-path-backslash": 'extends = "kimi-k26-eagle3"\n[health]\npath = "/health\\\\"\n',
+    "url-credentials": 'extends = "kimi-k26-eagle3"\n[unit.environment]\nHTTPS_PROXY = "http://bob:hunter2@proxy:3128"\n',
+    "huge-description": 'extends = "kimi-k26-eagle3"\ndescription = "' + "d" * 300_000 + '"\n',
+    "deep-nesting": 'extends = "kimi-k26-eagle3"\n[server]\nx = ' + "[" * 5000 + "]" * 5000 + "\n",
+    "c1-control": 'extends = "kimi-k26-eagle3"\ndescription = "csi\u009b31m"\n',
 }
 
 # %-specifiers and paths with spaces are not errors: they are escaped (see test_render.py).
@@ -146,3 +161,127 @@ def test_unwritable_out_dir_changes_nothing(tmp_path: Path) -> None:
     r = _run(["render", "kimi-k26-eagle3", "--out", str(blocker / "sub")])
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert blocker.read_text() == "x"
+
+
+# ------------------------------------------------------------------ issue 21, item 3: paths
+
+
+@pytest.mark.parametrize(
+    ("case", "field"),
+    [
+        ("workdir-space", "unit.working_directory"),
+        ("workdir-state-dir", "unit.working_directory"),
+        ("workdir-in-state-dir", "unit.working_directory"),
+        ("workdir-var-lib", "unit.working_directory"),
+        ("workdir-etc", "unit.working_directory"),
+        ("workdir-two-paths", "unit.working_directory"),
+        ("workdir-dotdot", "unit.working_directory"),
+        ("workdir-quote", "unit.working_directory"),
+        ("envfile-backslash", "unit.environment_file"),
+        ("health-path-backslash", "health.path"),
+        ("url-credentials", "unit.environment.HTTPS_PROXY"),
+        ("huge-description", "description"),
+    ],
+)
+def test_validate_names_the_field(tmp_path: Path, case: str, field: str) -> None:
+    prof = tmp_path / "hostile.toml"
+    prof.write_text(str(HOSTILE[case]))
+    r = _run(["validate", str(prof)])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.startswith(f"deploy: {field}") and "Fix: " in r.stderr, r.stderr
+    assert "hunter2" not in r.stderr
+
+
+def test_working_directory_may_not_overlap_the_given_state_dir(tmp_path: Path) -> None:
+    """--state-dir is known only to the command: the renderer refuses an overlap with it."""
+    from orchestrator import profiles, render
+    from orchestrator.errors import UnsafeValueError
+    from tests.helpers import write_profile
+
+    work = tmp_path / "srv"
+    spec = profiles.load(str(write_profile(tmp_path, unit={"working_directory": str(work)})))
+    render.render(spec, state_root=tmp_path / "state")  # beside it: fine
+    for state in (work, work / "deploy", tmp_path):
+        with pytest.raises(UnsafeValueError, match="state directory"):
+            render.render(spec, state_root=state)
+    units = tmp_path / "units"
+    st = str(work / "st")
+    r = _run(
+        ["up", str(spec.source), "--no-preflight", "--unit-dir", str(units), "--state-dir", st]
+    )
+    assert r.returncode == 2 and "unit.working_directory" in r.stderr, r.stderr
+    assert not units.exists() and not (work / "st").exists()
+
+
+def test_the_renderer_refuses_what_breaks_a_list_or_a_line() -> None:
+    """Defence in depth: whatever reached the filters, no item splits and no line continues."""
+    from orchestrator import render
+    from orchestrator.errors import UnsafeValueError
+
+    assert render.sd_path("/var/lib/sglang%i") == "/var/lib/sglang%%i"
+    for bad in ("/srv/sg /etc", "/a\tb", "/a\\", '/a"b', "/a'b", "/a/../b", "", "/a\u00a0b"):
+        with pytest.raises(UnsafeValueError):
+            render.sd_path(bad)
+    for filt in (render.sd_value, render.sd_comment):
+        with pytest.raises(UnsafeValueError, match="backslash"):
+            filt("Description ends in \\")
+        with pytest.raises(UnsafeValueError):
+            filt("x" * (render.MAX_VALUE + 1))
+        with pytest.raises(UnsafeValueError):
+            filt("c1 \x9b control")
+
+
+def test_values_at_their_caps_render_units_systemd_accepts(tmp_path: Path) -> None:
+    """The caps sit below systemd's own limits: the longest description and paths a profile
+    may hold (with % and $ in them) render into units that `systemd-analyze verify` accepts,
+    each directive on its own line, ExecStart= present."""
+    import shutil
+
+    from orchestrator import profiles, render
+    from tests.helpers import write_profile
+
+    if shutil.which("systemd-analyze") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("systemd-analyze is missing: .ci/run must install systemd")
+        pytest.skip("systemd-analyze not installed")
+    models = tmp_path / "models"
+    (models / "base").mkdir(parents=True)
+    (models / "draft").mkdir(parents=True)
+    work = tmp_path / "work%i"
+    work.mkdir()
+    env = tmp_path / "env%n"
+    env.write_text("A=1\n")
+    desc = ("50% $USER é " * 100)[: profiles.MAX_DESCRIPTION]
+    p = write_profile(
+        tmp_path,
+        name="caps",
+        description=desc,
+        server={
+            "model_path": str(models / "base"),
+            "speculative_draft_model_path": str(models / "draft"),
+        },
+        unit={
+            "python": sys.executable,
+            "working_directory": str(work),
+            "environment_file": str(env),
+            "user": "root",
+        },
+    )
+    spec = profiles.load(str(p))
+    out = tmp_path / "units"
+    out.mkdir()
+    files = render.render(spec, state_root=tmp_path / "state")
+    for name, text in files.items():
+        (out / name).write_text(text)
+    unit = files[spec.unit_name].splitlines()
+    assert f"ReadWritePaths={str(work).replace('%', '%%')}" in unit
+    assert f"EnvironmentFile={str(env).replace('%', '%%')}" in unit
+    assert sum(ln.startswith("ExecStart=") for ln in unit) == 1
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", *(str(out / n) for n in files)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "sglang" not in proc.stderr, proc.stderr
