@@ -175,9 +175,10 @@ def _clip(text: str, n: int = LINE_CHARS) -> str:
 
 def save(state_root: Path, inc: Incident) -> Path:
     """Write one incident atomically; keep the newest MAX_KEPT. The path written."""
-    from orchestrator.files import write_atomically
+    from orchestrator.files import check_state_tree, write_atomically
 
     d = incidents_dir(state_root, inc.deployment)
+    check_state_tree(d, state_root)  # no symlink or foreign-owned directory on the way
     with contextlib.suppress(OSError):
         (state_root / inc.deployment).mkdir(parents=True, exist_ok=True, mode=0o700)
     inc.evidence = [_clip(x) for x in inc.evidence[:8]]

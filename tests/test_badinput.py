@@ -285,3 +285,80 @@ def test_values_at_their_caps_render_units_systemd_accepts(tmp_path: Path) -> No
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "sglang" not in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------------ issue 21, item 7: state dir
+
+
+def _never_held(pid: str, since: str, action: str) -> Exception:
+    raise AssertionError("the lock is not held")
+
+
+def test_the_lock_never_writes_through_a_symlink(tmp_path: Path) -> None:
+    from orchestrator.errors import InputError
+    from orchestrator.files import held_lock
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    d = tmp_path / "state" / "dep"
+    d.mkdir(parents=True)
+    (d / "lock").symlink_to(victim)
+    with pytest.raises(InputError, match="symbolic link"), held_lock(d, "up", _never_held):  # type: ignore[arg-type]
+        pass
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.parametrize("where", ["deployment", "root", "release"])
+def test_a_state_tree_others_can_write_is_refused(tmp_path: Path, where: str) -> None:
+    from orchestrator.errors import InputError
+    from orchestrator.releases import Store
+
+    root = tmp_path / "state"
+    store = Store(root, "dep")
+    with store.lock("up"):  # a healthy tree: fine
+        store.record({"a.service": "[Unit]\n"}, {}, "test")
+    target = {
+        "deployment": store.dir,
+        "root": root,
+        "release": store.dir / "releases" / "0001" / "units" / "a.service",
+    }[where]
+    target.chmod(0o777 if target.is_dir() else 0o666)
+    with pytest.raises(InputError, match="writable by group or others") as e, store.lock("up"):
+        pass
+    assert e.value.exit_code == 2 and "Fix: " in e.value.paragraph()
+
+
+def test_a_symlinked_state_dir_or_release_is_refused(tmp_path: Path) -> None:
+    from orchestrator.errors import InputError
+    from orchestrator.releases import Store
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "state"
+    root.mkdir()
+    (root / "dep").symlink_to(elsewhere)
+    with pytest.raises(InputError, match="symbolic link"), Store(root, "dep").lock("up"):
+        pass
+    (root / "dep").unlink()
+    store = Store(root, "dep")
+    with store.lock("up"):
+        store.record({"a.service": "[Unit]\n"}, {}, "test")
+    unit = store.dir / "releases" / "0001" / "units" / "a.service"
+    unit.unlink()
+    unit.symlink_to(tmp_path / "victim")
+    with pytest.raises(InputError, match="symbolic link"), store.lock("rollback"):
+        pass
+    with pytest.raises(InputError, match="release 1"):
+        store.units(1)  # and reading it, lock or not, does not follow the link
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_a_state_dir_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    from orchestrator.errors import InputError
+    from orchestrator.releases import Store
+
+    root = tmp_path / "state"
+    (root / "dep").mkdir(parents=True)
+    os.chown(root / "dep", 65534, 65534)
+    with pytest.raises(InputError, match="owned by uid 65534"), Store(root, "dep").lock("up"):
+        pass
