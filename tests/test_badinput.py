@@ -362,3 +362,116 @@ def test_a_state_dir_owned_by_another_user_is_refused(tmp_path: Path) -> None:
     os.chown(root / "dep", 65534, 65534)
     with pytest.raises(InputError, match="owned by uid 65534"), Store(root, "dep").lock("up"):
         pass
+
+
+# ------------------------------------------------------------------ issue 21, items 6 and 8: input
+
+
+def _cli(args: list[str], stdin: bytes | None = None, timeout: float = 60) -> Ran:
+    """A real process, killed after `timeout` s (a hang fails the test instead of stalling)."""
+    env = {k: v for k, v in os.environ.items() if k != "DEPLOY_STATE_DIR"}
+    r = subprocess.run(
+        [sys.executable, "-m", "orchestrator.cli", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        env=env,
+    )
+    return Ran(r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace"))
+
+
+def test_a_fifo_or_device_as_profile_or_extends_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    child = tmp_path / "child.toml"
+    child.write_text('extends = "/dev/zero"\n')
+    for ref in (str(fifo), "/dev/zero", str(child), str(tmp_path)):
+        r = _cli(["validate", ref], timeout=30)
+        assert r.returncode == 2, (ref, r.stderr)
+        assert r.stderr.startswith("deploy: ") and "Traceback" not in r.stderr, r.stderr
+        assert "regular file" in r.stderr or "cannot be read" in r.stderr, r.stderr
+
+
+JOURNAL_CASES = {
+    "deep-json-object": '{"MESSAGE":' * 50_000 + '"x"' + "}" * 50_000 + "\n",
+    "deep-json-array": "[" * 100_000 + "]" * 100_000 + "\n",
+    "timestamp-too-large": '{"__REALTIME_TIMESTAMP":"99999999999999999999999","MESSAGE":"ERROR x"}\n',
+    "timestamp-negative": '{"__REALTIME_TIMESTAMP":"-99999999999999999999","MESSAGE":"ERROR x"}\n',
+    "timestamp-year-9999": '{"__REALTIME_TIMESTAMP":"253402300799999999","MESSAGE":"ERROR x"}\n',
+    "sglang-date-invalid": "[2026-13-45 99:99:99 TP0] ERROR boom\nRuntimeError: x\n",
+    "short-date-invalid": "Feb 31 13:50:01 host sglang[1]: ERROR x\nFeb 31 13:50:02 host sglang[1]: y\n",
+    "iso-date-invalid": "2026-02-31T13:50:01+0000 host s[1]: ERROR x\n2026-02-01T13:50:01+9999 host s[1]: y\n",
+    "fields-of-odd-types": '{"MESSAGE":{"a":1},"_PID":[1,2],"PRIORITY":"x","__REALTIME_TIMESTAMP":[]}\n',
+}
+
+
+@pytest.mark.parametrize("case", sorted(JOURNAL_CASES))
+def test_odd_journal_lines_are_skipped_or_marked_not_a_traceback(tmp_path: Path, case: str) -> None:
+    log = tmp_path / "saved.log"
+    log.write_text(JOURNAL_CASES[case])
+    for extra in ([], ["--classify"], ["--classify", "--json"], ["--json"]):
+        r = _run(["logs", "--input", str(log), *extra])
+        assert r.returncode in (0, 1), (case, extra, r.stderr)
+
+
+def test_a_device_as_input_is_refused(tmp_path: Path) -> None:
+    r = _run(["logs", "--classify", "--input", "/dev/zero"])
+    assert r.returncode == 2 and r.stderr.startswith("deploy: --input") and "Fix: " in r.stderr
+
+
+def test_a_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    """A 200 MiB line on stdin: the first MAX_LINE_BYTES are kept, the rest read past; the
+    process's peak memory stays far below the line's size (it was twice the line)."""
+    import threading
+
+    from orchestrator import journal
+
+    mib = 200
+    feeder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nb = b'E' * (1 << 20)\n"
+            f"for _ in range({mib}): sys.stdout.buffer.write(b)\n"
+            "sys.stdout.buffer.write(b'\\nlast line\\n')",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DEPLOY_STATE_DIR"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "orchestrator.cli", "logs", "--input", "-"],
+        stdin=feeder.stdout,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert feeder.stdout is not None and proc.stdout is not None
+    feeder.stdout.close()
+    out: list[bytes] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))  # type: ignore[union-attr]
+    reader.start()
+    _, status, usage = os.wait4(proc.pid, 0)  # the child's own peak memory
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    reader.join(timeout=60)
+    feeder.wait(timeout=60)
+    assert proc.returncode == 0
+    lines = out[0].decode().splitlines()
+    assert lines[-1] == "last line"
+    assert len(lines[0]) < journal.MAX_LINE_BYTES + 200
+    assert "more bytes of this line not read" in lines[0]
+    peak_mib = usage.ru_maxrss / 1024
+    assert peak_mib < mib / 2, f"peak {peak_mib:.0f} MiB for a {mib} MiB line"
+
+
+def test_read_capped_keeps_line_heads_and_stops_at_the_total() -> None:
+    import io
+
+    from orchestrator import journal
+
+    data = b"short\n" + b"x" * 1000 + b"\nend"
+    text = journal.read_capped(io.BytesIO(data), "t", max_line=10)
+    assert text.splitlines()[0] == "short"
+    assert text.splitlines()[1].startswith("x" * 10 + " [... 990 more bytes")
+    assert text.splitlines()[2] == "end"
+    with pytest.raises(journal.InputTooLarge):
+        journal.read_capped(io.BytesIO(b"a" * 100), "t", max_total=50)
