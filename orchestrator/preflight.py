@@ -21,6 +21,7 @@ from orchestrator.hardware import KINDS
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
 from orchestrator.rules import ports as port_rules
+from orchestrator.rules import redaction as redaction_rules
 from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
@@ -34,6 +35,7 @@ RULES: tuple[Rule, ...] = (
     *gpu_rules.RULES,
     *port_rules.RULES,
     *secret_rules.RULES,
+    *redaction_rules.RULES,
 )
 
 
