@@ -211,6 +211,9 @@ def held_lock(
     The state tree is checked first (`check_state_tree`, from `root` down), and the lock file
     is opened with O_NOFOLLOW: a symlink planted as `lock` is refused, never written through."""
     check_state_tree(directory, root)
+    # What deploy creates from here on is never group- or world-writable (a umask of 002
+    # would otherwise make the next check_state_tree refuse deploy's own directories).
+    os.umask(os.umask(0o022) | 0o022)
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(

@@ -760,7 +760,10 @@ async def follow(
     assert proc.stdout is not None
     try:
         while True:
-            line = await proc.stdout.readline()
+            try:
+                line = await proc.stdout.readline()
+            except ValueError:  # a line over the reader's limit: dropped, the next one read
+                continue
             if not line:
                 break
             e = parse_json_line(line.decode("utf-8", errors="replace"))

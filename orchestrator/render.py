@@ -171,7 +171,9 @@ def template_vars(
     # Defence in depth (profiles.load checks the default state dirs): the directory the
     # server may write must not overlap the state dir these units are rendered for.
     why = writable_tree_problem(
-        spec.unit.working_directory, (str(root), str(DEFAULT_STATE_DIR), str(state_dir()))
+        spec.unit.working_directory,
+        (str(root), str(DEFAULT_STATE_DIR), str(state_dir())),
+        system=True,
     )
     if why is not None and not user_mode:
         raise UnsafeValueError(

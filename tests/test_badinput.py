@@ -475,3 +475,30 @@ def test_read_capped_keeps_line_heads_and_stops_at_the_total() -> None:
     assert text.splitlines()[2] == "end"
     with pytest.raises(journal.InputTooLarge):
         journal.read_capped(io.BytesIO(b"a" * 100), "t", max_total=50)
+
+
+def test_root_home_is_a_working_directory_for_the_user_manager_only(tmp_path: Path) -> None:
+    """As its own user (--user) root may work in /root; a system unit's service user may not
+    be handed root's home to write."""
+    from orchestrator import profiles, render
+    from orchestrator.errors import UnsafeValueError
+    from tests.helpers import write_profile
+
+    spec = profiles.load(str(write_profile(tmp_path, unit={"working_directory": "/root"})))
+    assert render.render(spec, user_mode=True, state_root=tmp_path / "state")
+    with pytest.raises(UnsafeValueError, match="/root"):
+        render.render(spec, state_root=tmp_path / "state")
+
+
+def test_a_group_writable_umask_does_not_lock_deploy_out(tmp_path: Path) -> None:
+    from orchestrator.releases import Store
+
+    old = os.umask(0o002)
+    try:
+        store = Store(tmp_path / "a" / "state", "dep")
+        with store.lock("up"):
+            store.record({"a.service": "[Unit]\n"}, {}, "test")
+        with store.lock("up"):  # what deploy created passes its own check
+            pass
+    finally:
+        os.umask(old)

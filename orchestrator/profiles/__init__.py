@@ -102,7 +102,6 @@ SYSTEM_TREES = (
     "/usr",
     "/boot",
     "/efi",
-    "/root",
     "/proc",
     "/sys",
     "/dev",
@@ -119,6 +118,9 @@ SYSTEM_TREES = (
     "/var/log/journal",
     "/run/systemd",
 )
+# A system unit's service user may not write root's home either; a user manager's unit runs
+# as its own user, for whom /root may be home (checked by the renderer, which knows which).
+SYSTEM_ONLY_TREES = ("/root",)
 # Shared directories a working directory may lie inside but may not be (nor be above).
 SHARED_DIRS = (
     "/",
@@ -184,10 +186,13 @@ def _within(path: str, tree: str) -> bool:
     return tree == "/" or path == tree or path.startswith(tree + "/")
 
 
-def writable_tree_problem(path: str, state_dirs: tuple[str, ...]) -> str | None:
+def writable_tree_problem(
+    path: str, state_dirs: tuple[str, ...], *, system: bool = False
+) -> str | None:
     """Why the service may not be given `path` as its writable working directory (systemd's
     ReadWritePaths=, and StateDirectory= under /var/lib, which it chowns to the service user).
-    None when it may. `state_dirs`: deploy's own state directories."""
+    None when it may. `state_dirs`: deploy's own state directories; `system`: for a system
+    unit (also SYSTEM_ONLY_TREES)."""
     cands = [path]
     try:  # an existing path may be a symlink into one of these trees
         real = os.path.realpath(path)
@@ -203,7 +208,7 @@ def writable_tree_problem(path: str, state_dirs: tuple[str, ...]) -> str | None:
                     f"{p} overlaps deploy's state directory {sd}, which holds the releases "
                     "that `deploy rollback` installs as root: the service user would own it"
                 )
-        for tree in SYSTEM_TREES:
+        for tree in SYSTEM_TREES + (SYSTEM_ONLY_TREES if system else ()):
             if _within(p, tree) or _within(tree, p):
                 return f"{p} is in or above the system tree {tree}: the service user would own it"
         for shared in SHARED_DIRS:
