@@ -40,6 +40,7 @@ MIN_LEN = 6  # shorter values ("1", "true", "prod") are not secrets, and would b
 MIN_SECRET_REDACT = 4  # a secret-named value is redacted from this length on
 MIN_SECRET_LEN = 8  # preflight refuses a secret-named value shorter than this
 MIN_PREFIX = 6  # the shortest head of a secret redacted where a truncation cut it
+MAX_HEAD_FORM = 256
 SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)", re.I
 )
@@ -171,16 +172,19 @@ def redactor(values: Iterable[str], secrets: Iterable[str] = ()) -> Callable[[st
     forms = {f for v in values for f in _forms(v)}
     forms |= {f for v in secrets for f in _forms(v, MIN_SECRET_REDACT)}
     vals = sorted(forms, key=len, reverse=True)
-    heads = sorted({f[:k] for f in forms for k in range(MIN_PREFIX, len(f))}, key=len, reverse=True)
+    # Heads of forms up to MAX_HEAD_FORM long (a value longer than that is a path or a
+    # certificate, not a key): looked up by slicing back from each marker, longest first.
+    heads = {f[:k] for f in forms if len(f) <= MAX_HEAD_FORM for k in range(MIN_PREFIX, len(f))}
+    longest = max(map(len, heads), default=0)
 
     def cut_heads(text: str) -> str:
         """The head of a secret right before a truncation marker."""
         out, last = [], 0
         for m in _TRUNCATION.finditer(text):
             end = m.start()
-            for h in heads:
-                if end - len(h) >= last and text.startswith(h, end - len(h)):
-                    out.append(text[last : end - len(h)] + MARK)
+            for k in range(min(longest, end - last), MIN_PREFIX - 1, -1):
+                if text[end - k : end] in heads:
+                    out.append(text[last : end - k] + MARK)
                     last = end
                     break
         return "".join(out) + text[last:] if out else text
