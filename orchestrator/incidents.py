@@ -213,7 +213,7 @@ def load(state_root: Path, name: str, limit: int | None = None) -> list[Incident
     for p in files[-limit:] if limit else files:
         try:
             out.append(Incident.from_json(json.loads(p.read_text())))
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RecursionError):
             continue
     return out
 

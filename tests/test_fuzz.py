@@ -9,6 +9,7 @@ as the `deploy` command, output boundary included."""
 from __future__ import annotations
 
 import json
+import signal
 from datetime import timedelta
 from typing import Any
 
@@ -91,8 +92,24 @@ def profiles(draw: st.DrawFn) -> bytes:
     return raw + draw(st.binary(max_size=16)) if draw(st.integers(0, 9)) == 0 else raw
 
 
+class Hang(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise Hang("a command ran for over 60 s: a hang")
+
+
 def _invoke(args: list[str]) -> None:
-    r = CliRunner().invoke(app, args, catch_exceptions=False, env={"DEPLOY_STATE_DIR": None})
+    """One command; SIGALRM turns a hang into a failure (hypothesis' deadline only judges an
+    example once it has ended)."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(60)
+    try:
+        r = CliRunner().invoke(app, args, catch_exceptions=False, env={"DEPLOY_STATE_DIR": None})
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
     assert r.exit_code in (0, 1, 2), (args, r.exit_code, r.output[-2000:])
     assert "Traceback" not in r.output, r.output[-2000:]
 
