@@ -656,18 +656,24 @@ def _run(argv: list[str], unit: str) -> str:
 
 
 def _run_capped(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(argv) with stdout read through `read_capped` (stderr: its first 64 KiB)."""
-    with subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as p:
-        assert p.stdout is not None and p.stderr is not None
+    """subprocess.run(argv) with stdout read through `read_capped`; stderr goes to a temporary
+    file (a full stderr pipe could stall journalctl while stdout is read), its first 64 KiB
+    kept."""
+    import tempfile
+
+    with (
+        tempfile.TemporaryFile() as errf,
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errf) as p,
+    ):
+        assert p.stdout is not None
         try:
             out = read_capped(p.stdout, what)
         except InputTooLarge:
             p.kill()
             raise
-        err = p.stderr.read(65536).decode("utf-8", errors="replace")
         code = p.wait()
+        errf.seek(0)
+        err = errf.read(65536).decode("utf-8", errors="replace")
     return subprocess.CompletedProcess(argv, code, out, err)
 
 
