@@ -45,6 +45,13 @@ GpuOpt = Annotated[
 NoNvmlOpt = Annotated[
     bool, typer.Option("--no-nvml", help="Do not read the GPUs from NVML (judge off the box).")
 ]
+NodeRankOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--node-rank",
+        help="This node's rank in a multi-node server ([cluster] nodes > 1): 0 .. nodes-1.",
+    ),
+]
 UnitDirOpt = Annotated[
     Path | None,
     typer.Option(
@@ -185,13 +192,15 @@ def render_cmd(
     unit_dir: UnitDirOpt = None,
     user: Annotated[bool, typer.Option("--user", help="The user manager's unit dir.")] = False,
     gpu: GpuOpt = None,
+    node_rank: NodeRankOpt = None,
 ) -> None:
     """Render the systemd units for a profile (stdout, --out DIR, or --diff against installed)."""
     from orchestrator import profiles, render
     from orchestrator.files import write_atomically
+    from orchestrator.multinode import with_node_rank
 
     try:
-        spec = profiles.load(profile)
+        spec = with_node_rank(profiles.load(profile), node_rank)
         files = render.render(spec, user_mode=user)
         _render_warnings(spec, gpu)
         if show_diff:
@@ -258,15 +267,17 @@ def up_cmd(
     state_dir: StateDirOpt = None,
     user: UserOpt = False,
     as_json: JsonOpt = False,
+    node_rank: NodeRankOpt = None,
 ) -> None:
     """Preflight, render, install, reload, restart, and wait until healthy (exit 0), failed (1) or refused (2)."""
     import asyncio
 
     from orchestrator import deployer, gpus, profiles
+    from orchestrator.multinode import with_node_rank
     from orchestrator.ui import UpProgress
 
     try:
-        spec = profiles.load(profile)
+        spec = with_node_rank(profiles.load(profile), node_rank)
         if timeout is not None and not 1 <= timeout <= 86400:
             raise InputError(
                 "--timeout must be between 1 and 86400 seconds",
@@ -562,6 +573,10 @@ def logs_cmd(
             redact.register_units({unit: _read_unit(default_unit_dir(user) / unit)})
         if input_file is not None:
             text = _read_input(input_file)
+            from orchestrator.cli_export import classify_k8s_input
+
+            if classify and classify_k8s_input(text, as_json=as_json):  # kubectl ... -o json
+                return
             entries: Sequence[JournalEntry] = journal.JournalLines(text)
         else:
             if follow and not classify:
@@ -655,10 +670,12 @@ def _follow(unit: str, invocation: str | None, user: bool, since: str | None) ->
 
 def _register_bench() -> None:
     from orchestrator.cli_bench import bench_cmd
+    from orchestrator.cli_export import export_app
     from orchestrator.cli_tune import tune_cmd
 
     app.command("bench")(bench_cmd)
     app.command("tune")(tune_cmd)
+    app.add_typer(export_app)  # deploy export k8s
 
 
 _register_bench()

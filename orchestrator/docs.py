@@ -1,4 +1,5 @@
-"""Generated files kept in the repo: docs/preflight.md, docs/troubleshooting.md and units/.
+"""Generated files kept in the repo: docs/preflight.md, docs/troubleshooting.md, units/ and
+k8s/golden/ (the Kubernetes export of each profile in k8s/examples/).
 
 `python -m orchestrator.docs --write` regenerates them; tests fail when they are stale.
 """
@@ -33,6 +34,7 @@ def preflight_markdown() -> str:
         "models": "Checkpoints",
         "hardware": "Hardware",
         "box": "This machine",
+        "cluster": "More than one box ([cluster], `deploy export k8s`)",
     }
     for key, title in sections.items():
         lines += [
@@ -66,6 +68,16 @@ def golden_units() -> dict[Path, str]:
     return out
 
 
+def golden_k8s() -> dict[Path, str]:
+    """k8s/golden/<example>.yaml: `deploy export k8s` of each profile in k8s/examples/."""
+    from orchestrator.cli_export import export_k8s
+
+    return {
+        Path("k8s/golden") / f"{p.stem}.yaml": export_k8s(str(p)).yaml
+        for p in sorted((ROOT / "k8s" / "examples").glob("*.toml"))
+    }
+
+
 def generated() -> dict[Path, str]:
     files = {Path("docs/preflight.md"): preflight_markdown()}
     try:
@@ -75,6 +87,7 @@ def generated() -> dict[Path, str]:
     else:
         files[Path("docs/troubleshooting.md")] = troubleshooting_markdown()
     files.update(golden_units())
+    files.update(golden_k8s())
     return files
 
 

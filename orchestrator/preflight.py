@@ -18,6 +18,7 @@ from orchestrator.errors import InputError
 from orchestrator.flags import table
 from orchestrator.gpus import GpuReport
 from orchestrator.hardware import KINDS
+from orchestrator.rules import cluster as cluster_rules
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
 from orchestrator.rules import ports as port_rules
@@ -36,6 +37,7 @@ RULES: tuple[Rule, ...] = (
     *port_rules.RULES,
     *secret_rules.RULES,
     *redaction_rules.RULES,
+    *cluster_rules.RULES,
 )
 
 
@@ -97,6 +99,7 @@ def context(
     profile's `[hardware] gpu`. NVML's view is judged as the target unless `--gpu` names
     another kind off the box (then the GPUs themselves are not checked: gpu-mismatch says so)."""
     args = {**table(spec.sglang.version).defaults(), **spec.server}
+    args["nnodes"] = spec.cluster.nodes  # [cluster] nodes: what every node's unit passes
     for name, where in ((gpu, "--gpu"), (spec.hardware.gpu, "[hardware] gpu")):
         if name is not None and name not in KINDS:
             raise InputError(

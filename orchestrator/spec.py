@@ -92,6 +92,38 @@ class HardwareConfig:
 
 
 @dataclass(frozen=True)
+class ClusterConfig:
+    """[cluster]: how many nodes one server spans and how many copies run (see
+    orchestrator/multinode.py for systemd, orchestrator/k8s/ for Kubernetes)."""
+
+    nodes: int = 1
+    gpus_per_node: int = 8
+    replicas: int = 1
+    dist_init_addr: str | None = None  # node 0's host:port, for multi-node on systemd
+    declared: bool = False  # the profile has a [cluster] table: the fit is checked
+    node_rank: int | None = None  # this node's rank (deploy render|up --node-rank), not a key
+
+
+@dataclass(frozen=True)
+class K8sConfig:
+    """[k8s]: what `deploy export k8s` needs beyond the server itself."""
+
+    image: str | None = None
+    router_image: str | None = None  # default: image (SGLang's images ship the router)
+    python: str = "python3"  # the interpreter inside the image
+    namespace: str = "default"
+    models_pvc: str | None = None
+    models_host_path: str | None = None
+    models_mount: str = "/models"  # read-only, in every pod
+    secret_name: str | None = None  # default <name>-env when unit.environment_file is set
+    shm_size: str = "64Gi"
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    rdma: bool = False  # hostNetwork, IPC_LOCK, /dev/infiniband
+    lws_version: str = "0.10"
+
+
+@dataclass(frozen=True)
 class Spec:
     name: str
     description: str
@@ -106,6 +138,8 @@ class Spec:
     # The SGLang release this profile runs (found for unit.python, else [sglang] version,
     # else the newest deploy knows): its flag table and rules apply.
     sglang: Choice = field(default_factory=lambda: resolve(None))
+    cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    k8s: K8sConfig = field(default_factory=K8sConfig)
 
     @property
     def unit_name(self) -> str:
@@ -127,15 +161,27 @@ class Spec:
 
     def argv(self) -> list[Any]:
         """The server's full command line, exactly as the unit runs it. Secrets appear only
-        as `EnvRef`s that systemd expands from the environment file at start."""
-        from orchestrator.flags import to_argv
+        as `EnvRef`s that systemd expands from the environment file at start. On a node of
+        a multi-node server (`cluster.node_rank` set), the multi-node flags follow."""
+        from orchestrator.multinode import systemd_flags
 
-        argv: list[Any] = [
+        return [
             self.unit.python,
             "-m",
             self.unit.module,
-            *to_argv(self.server, version=self.sglang.version),
+            *self.server_argv(),
+            *systemd_flags(self),
         ]
+
+    def server_argv(self, server: Mapping[str, Any] | None = None) -> list[Any]:
+        """The launch_server arguments of this profile (no interpreter, no multi-node flags):
+        the one argument vector the systemd unit and the Kubernetes pods share. `server`
+        replaces the [server] values (Kubernetes binds every address)."""
+        from orchestrator.flags import to_argv
+
+        argv: list[Any] = to_argv(
+            self.server if server is None else server, version=self.sglang.version
+        )
         if self.unit.api_key_env:
             argv += ["--api-key", EnvRef(self.unit.api_key_env)]
         if self.unit.admin_api_key_env:

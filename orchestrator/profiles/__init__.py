@@ -26,8 +26,10 @@ from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
     HELPER_SUFFIXES,
     NAME_RE,
+    ClusterConfig,
     HardwareConfig,
     HealthConfig,
+    K8sConfig,
     ModelFacts,
     Spec,
     UnitConfig,
@@ -328,6 +330,133 @@ def _gpu(value: Any, fieldname: str) -> str:
     return _one_of(*GPUS)(value, fieldname)
 
 
+# [cluster] and [k8s] (multi-node on systemd, `deploy export k8s`).
+DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+DNS_SUBDOMAIN = re.compile(
+    r"^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$"
+)
+IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$")
+QUANTITY_RE = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")
+LABEL_KEY_RE = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+LABEL_VALUE_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
+
+def _host_port(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    host, sep, port = s.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if (
+        not sep
+        or not host
+        or not HOST_RE.match(host)
+        or not port.isdigit()
+        or not 0 < int(port) < 65536
+    ):
+        raise ProfileError(
+            f"{fieldname} = {s!r} is not HOST:PORT",
+            field=fieldname,
+            fix=f'set {fieldname} to node 0\'s address and a free port, e.g. "10.0.0.1:20000"',
+        )
+    return s
+
+
+_image = _matching(
+    IMAGE_RE,
+    "a container image reference",
+    'set {field} to an image such as "lmsysorg/sglang:v0.5.23-cu129" (pin a tag or digest)',
+)
+_dns_label = _matching(
+    DNS_LABEL,
+    "a Kubernetes name (lower-case letters, digits and '-', at most 63)",
+    'set {field} to a name such as "inference"',
+)
+_dns_subdomain = _matching(
+    DNS_SUBDOMAIN,
+    "a Kubernetes object name (lower-case letters, digits, '-' and '.')",
+    'set {field} to a name such as "kimi-models"',
+)
+_quantity = _matching(
+    QUANTITY_RE,
+    "a Kubernetes quantity",
+    'write {field} as a size such as "64Gi"',
+)
+
+
+def _lws_version(value: Any, fieldname: str) -> str:
+    return _one_of("0.8", "0.9", "0.10")(value, fieldname)
+
+
+def _node_selector(value: Any, fieldname: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise _type_error(fieldname, "a table of label = value", value)
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if not LABEL_KEY_RE.match(k):
+            raise ProfileError(
+                f"{fieldname}: {k!r} is not a Kubernetes label key",
+                field=f"{fieldname}.{k}",
+                fix='use a label key such as "nvidia.com/gpu.product" (quote keys with / or .)',
+            )
+        if not isinstance(v, str) or not LABEL_VALUE_RE.match(v) or len(v) > 63:
+            raise ProfileError(
+                f"{fieldname}.{k} = {v!r} is not a Kubernetes label value",
+                field=f"{fieldname}.{k}",
+                fix="use a string of letters, digits, '-', '_' and '.' (at most 63)",
+            )
+        out[k] = v
+    return out
+
+
+TOLERATION_KEYS = ("key", "operator", "value", "effect", "toleration_seconds")
+
+
+def _tolerations(value: Any, fieldname: str) -> tuple[dict[str, Any], ...]:
+    if not isinstance(value, list):
+        raise _type_error(fieldname, "a list of tables ({ key, operator, value, effect })", value)
+    out: list[dict[str, Any]] = []
+    for i, t in enumerate(value):
+        f = f"{fieldname}[{i}]"
+        if not isinstance(t, dict):
+            raise _type_error(f, "a table { key, operator, value, effect }", t)
+        item: dict[str, Any] = {}
+        for k, v in t.items():
+            if k not in TOLERATION_KEYS:
+                hint = _did_you_mean(k, TOLERATION_KEYS)
+                raise ProfileError(
+                    f"unknown key {f}.{k}" + (f"; {hint}" if hint else ""),
+                    field=f"{f}.{k}",
+                    fix=f"a toleration takes: {', '.join(TOLERATION_KEYS)}",
+                )
+            if k == "operator":
+                item["operator"] = {"exists": "Exists", "equal": "Equal"}[
+                    _one_of("exists", "equal")(v, f"{f}.operator")
+                ]
+            elif k == "effect":
+                item["effect"] = {
+                    "noschedule": "NoSchedule",
+                    "prefernoschedule": "PreferNoSchedule",
+                    "noexecute": "NoExecute",
+                }[_one_of("noschedule", "prefernoschedule", "noexecute")(v, f"{f}.effect")]
+            elif k == "toleration_seconds":
+                item["tolerationSeconds"] = _int(0, 1 << 31)(v, f"{f}.{k}")
+            elif k == "key":
+                item["key"] = _matching(
+                    LABEL_KEY_RE, "a taint key", 'use a taint key such as "nvidia.com/gpu"'
+                )(v, f"{f}.key")
+            else:
+                item[k] = _str(v, f"{f}.{k}")
+        if item.get("operator") == "Exists" and "value" in item:
+            raise ProfileError(
+                f"{f} has operator Exists and a value",
+                field=f"{f}.value",
+                fix='drop value, or use operator = "Equal"',
+            )
+        out.append(item)
+    return tuple(out)
+
+
 SCHEMA: dict[str, dict[str, Check]] = {
     "unit": {
         "python": _abspath,
@@ -368,6 +497,33 @@ SCHEMA: dict[str, dict[str, Check]] = {
     },
     "hardware": {"gpu": _gpu, "gpu_count": _int(1, 64)},
     "sglang": {"version": _sglang_version},
+    "cluster": {
+        "nodes": _int(1, 64),
+        "gpus_per_node": _int(1, 16),
+        "replicas": _int(1, 1000),
+        "dist_init_addr": _host_port,
+    },
+    "k8s": {
+        "image": _image,
+        "router_image": _image,
+        "python": _str,
+        "namespace": _dns_label,
+        "models_pvc": _dns_subdomain,
+        "models_host_path": _abspath,
+        "models_mount": _abspath,
+        "secret_name": _dns_subdomain,
+        "shm_size": _quantity,
+        "node_selector": _node_selector,
+        "tolerations": _tolerations,
+        "rdma": _bool,
+        "lws_version": _lws_version,
+    },
+}
+# [server] fields that [cluster] sets (and `deploy render|up --node-rank`): never both.
+CLUSTER_FIELDS = {
+    "nnodes": "[cluster] nodes",
+    "node_rank": "--node-rank N on `deploy render|up`",
+    "dist_init_addr": "[cluster] dist_init_addr",
 }
 TOP_LEVEL = ("name", "description", "extends", "unset", "server", *SCHEMA)
 REQUIRED = {"unit": ("python",), "server": ("model_path",)}
@@ -717,6 +873,28 @@ def _section(data: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
+def _cluster_sections(
+    data: dict[str, Any], server: Mapping[str, Any]
+) -> tuple[ClusterConfig, K8sConfig]:
+    """[cluster] and [k8s], checked; [server] may not set what [cluster] sets."""
+    for k, where in CLUSTER_FIELDS.items():
+        if k in server:
+            raise ProfileError(
+                f"server.{k} is set, but deploy sets {k} itself from {where}",
+                field=f"server.{k}",
+                fix=f"remove {k} from [server] and use {where}",
+            )
+    cluster = _section(data, "cluster")
+    k8s = _section(data, "k8s")
+    if "models_pvc" in k8s and "models_host_path" in k8s:
+        raise ProfileError(
+            "k8s.models_pvc and k8s.models_host_path are both set",
+            field="k8s.models_pvc",
+            fix="mount the models from one place: a PersistentVolumeClaim or a host path",
+        )
+    return ClusterConfig(**cluster, declared="cluster" in data), K8sConfig(**k8s)
+
+
 def load(ref: str) -> Spec:
     """Load a built-in profile by name, or a .toml file by path, into a validated Spec."""
     data, prov, chain = _raw_chain(ref, None, ())
@@ -767,7 +945,8 @@ def load(ref: str) -> Spec:
     health.setdefault("host", {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host))
     hw = _section(data, "hardware")
     model = _section(data, "model")
-    for sect in ("unit", "health", "hardware", "model", "sglang"):
+    cluster, k8s = _cluster_sections(data, server)
+    for sect in ("unit", "health", "hardware", "model", "sglang", "cluster", "k8s"):
         for k in SCHEMA[sect]:
             prov.setdefault(f"{sect}.{k}", "default")
     spec = Spec(
@@ -782,6 +961,8 @@ def load(ref: str) -> Spec:
         provenance=prov,
         chain=chain,
         sglang=sglang,
+        cluster=cluster,
+        k8s=k8s,
     )
     # Whatever the command prints from now on is scrubbed of the environment file's values.
     redact.register_spec(spec)

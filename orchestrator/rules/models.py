@@ -166,12 +166,15 @@ def tp_fits(ctx: Context) -> Iterator[Finding]:
         )
     count = ctx.spec.hardware.gpu_count
     pp = int(ctx.args.get("pp_size") or 1)
-    if count and tp * pp > count:
+    nnodes = max(int(ctx.args.get("nnodes") or 1), 1)  # a multi-node server: per node
+    if count and -(-tp * pp // nnodes) > count:
         yield Finding(
             "gpus-for-tp",
             "error",
             ("--tp-size", "--pp-size"),
-            f"tp_size x pp_size = {tp * pp} GPUs, but the box has {count}",
+            f"tp_size x pp_size = {tp * pp} GPUs"
+            + (f" over {nnodes} nodes" if nnodes > 1 else "")
+            + f", but the box has {count}",
             f"set tp_size to {count} or fewer",
         )
 
