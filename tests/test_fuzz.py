@@ -202,7 +202,7 @@ k8s_docs = st.builds(
 )
 
 
-@FUZZ
+@settings(FUZZ, max_examples=30)
 @given(st.lists(k8s_docs, min_size=1, max_size=3))
 def test_fuzz_kubectl_json(tmp_path_factory: Any, docs: list[str]) -> None:
     """`logs --classify --input` also reads `kubectl get pod|events -o json`."""
