@@ -591,7 +591,7 @@ def logs_cmd(
         if spec is None and profile is not None:  # a bare name: the installed unit's secrets
             redact.register_units({unit: _read_unit(default_unit_dir(user) / unit)})
         if input_file is not None:
-            text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
+            text = _read_input(input_file)
             from orchestrator.cli_export import classify_k8s_input
 
             if classify and classify_k8s_input(text, as_json=as_json):  # kubectl ... -o json
@@ -641,8 +641,23 @@ def _try_profile(profile: str) -> Spec | None:
 
 
 def _read_input(path: str) -> str:
+    """A saved journal (- for stdin), through journal.read_capped: long lines cut, size capped.
+    A FIFO is read (`--input <(journalctl ...)`); a device or directory is refused."""
+    import stat
+
+    from orchestrator import journal
+
+    if path == "-":
+        return journal.read_capped(sys.stdin.buffer, "the log on stdin", field="--input")
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as fh:
+            if not (stat.S_ISREG(mode := os.fstat(fh.fileno()).st_mode) or stat.S_ISFIFO(mode)):
+                raise InputError(
+                    f"the log file {path} is not a regular file or a pipe",
+                    field="--input",
+                    fix="give the path of a saved journal (journalctl -u UNIT -o json > FILE), or - for stdin",
+                )
+            return journal.read_capped(fh, f"the log file {path}", field="--input")
     except OSError as e:
         raise InputError(
             f"cannot read the log file {path}: {e.strerror}",

@@ -9,6 +9,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from orchestrator import redact
 from orchestrator.errors import DeployError, InputError
 
 
@@ -261,6 +262,8 @@ class _Bars:
 
     def _start(self) -> Any:
         """Started at the first level, so a refusal before any request leaves no trace."""
+        import sys
+
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -275,7 +278,8 @@ class _Bars:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            # Numbers only, drawn with cursor controls: below the output boundary (redact).
+            console=Console(file=redact.terminal(sys.stderr)),
         )
         self.progress.__enter__()
         return self.progress

@@ -7,7 +7,10 @@ Nothing here puts a value into this process's environment.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,6 +150,19 @@ def parse(text: str) -> EnvFile:
     return out
 
 
+MAX_BYTES = 1 << 20
+
+
 def read(path: str | Path) -> EnvFile:
-    """Parse the file at `path` (UTF-8, undecodable bytes replaced). OSError when unreadable."""
-    return parse(Path(path).read_text(encoding="utf-8", errors="replace"))
+    """Parse the file at `path` (UTF-8, undecodable bytes replaced, at most MAX_BYTES).
+
+    Opened without blocking and read only when it is a regular file: a FIFO or a device would
+    hang every command that loads the profile. OSError when unreadable or not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        data = os.read(fd, MAX_BYTES)
+    finally:
+        os.close(fd)
+    return parse(data.decode("utf-8", errors="replace"))

@@ -180,9 +180,10 @@ def _clip(text: str, n: int = LINE_CHARS) -> str:
 
 def save(state_root: Path, inc: Incident) -> Path:
     """Write one incident atomically; keep the newest MAX_KEPT. The path written."""
-    from orchestrator.files import write_atomically
+    from orchestrator.files import check_state_tree, write_atomically
 
     d = incidents_dir(state_root, inc.deployment)
+    check_state_tree(d, state_root)  # no symlink or foreign-owned directory on the way
     with contextlib.suppress(OSError):
         (state_root / inc.deployment).mkdir(parents=True, exist_ok=True, mode=0o700)
     scrub(inc)
@@ -230,7 +231,7 @@ def load(state_root: Path, name: str, limit: int | None = None) -> list[Incident
     for p in files[-limit:] if limit else files:
         try:
             out.append(Incident.from_json(json.loads(p.read_text())))
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RecursionError):
             continue
     return out
 

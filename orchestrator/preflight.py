@@ -22,6 +22,7 @@ from orchestrator.rules import cluster as cluster_rules
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
 from orchestrator.rules import ports as port_rules
+from orchestrator.rules import redaction as redaction_rules
 from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
@@ -37,6 +38,7 @@ RULES: tuple[Rule, ...] = (
     *port_rules.RULES,
     *secret_rules.RULES,
     *trust_rules.RULES,
+    *redaction_rules.RULES,
     *cluster_rules.RULES,
 )
 # What `deploy up` checks even with --no-preflight: who can make root (or the service) run
