@@ -282,3 +282,203 @@ def test_the_reader_and_the_structure_stay_linear_on_hostile_lines() -> None:
         S.event_kind(line[: journal.MAX_LINE])
     classify_text("\n".join(lines), budget_s=None)
     assert time.perf_counter() - t < 20
+
+
+# ----------------------------------------------------------------- families widened (batch B)
+
+_HUB = "/v/lib/python3.11/site-packages/huggingface_hub/utils/_errors.py"
+_BUILD = "/v/lib/python3.11/site-packages/torch/utils/cpp_extension.py"
+_WARMUP = "/v/lib/python3.11/site-packages/sglang/srt/entrypoints/http_server.py"
+
+
+@pytest.mark.parametrize(
+    ("log", "category"),
+    [
+        # EADDRINUSE in any library's words, any exception type
+        (
+            _tb([("/x/app/server.py", "bind")], "zmq.error.ZMQError: Address in use"),
+            "port-in-use",
+        ),
+        (
+            "2026-01-02 10:00:00 ERROR gloo bind failed: EADDRINUSE on 0.0.0.0:29600",
+            "port-in-use",
+        ),
+        # c10d's store/rendezvous reporting its own failure (glog E lines, elastic agent)
+        (
+            "[E1226 15:44:09.437224181 socket.cpp:1011] [c10d] The client socket has timed out "
+            "after 600000ms while trying to connect to (node-5, 8000).",
+            "dist-init-timeout",
+        ),
+        (
+            _tb(
+                [("/x/torch/distributed/elastic/rendezvous/api.py", "next_rendezvous")],
+                "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: "
+                "The connection to the C10d store has failed.",
+            ),
+            "dist-init-timeout",
+        ),
+        # a C/C++/CUDA compiler's error line during a JIT build, any header or syntax error
+        (
+            "/tmp/tmpab12/main.c:5:10: fatal error: cuda.h: No such file or directory",
+            "jit-build-failed",
+        ),
+        (
+            '/tmp/build/kernel.cu(118): error: identifier "__nv_bfloat16" is undefined',
+            "jit-build-failed",
+        ),
+        (
+            _tb(
+                [(_BUILD, "_run_ninja_build")],
+                "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+            ),
+            "jit-build-failed",
+        ),
+        # the Hub's 404 for a file, any HTTP client under huggingface_hub
+        (
+            _tb(
+                [(_HUB, "hf_raise_for_status")],
+                "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: "
+                "https://huggingface.co/org/x/resolve/main/config.json",
+            ),
+            "model-not-found",
+        ),
+        # LoRA named with what it cannot do
+        (
+            "ValueError: Model MistralForCausalLM does not support LoRA yet.",
+            "lora-unsupported",
+        ),
+        # CUDA refusing an operation during graph capture, whoever raised it
+        (
+            _tb(
+                [("/x/sglang/srt/layers/moe/topk.py", "forward")],
+                "RuntimeError: CUDA error: operation not permitted when stream is capturing",
+            ),
+            "cuda-graph-capture-failed",
+        ),
+        # the warm-up code itself raised (not deeper, in the model)
+        (
+            _tb(
+                [(_WARMUP, "_wait_until_http_ready")],
+                "RuntimeError: HTTP server did not become ready at http://127.0.0.1:30000/health",
+            ),
+            "warmup-proxy",
+        ),
+        # a supervisor's ERROR line names the failed import (no exception line of its own)
+        (
+            "2026-01-08 04:57:04,362 pool.worker 83 ERROR    Failed to start worker 3: "
+            "cannot import name 'FooConfig' from 'transformers' (/x/transformers/__init__.py)",
+            "python-import-error",
+        ),
+        # a CUDA error raised in an attention kernel's source, refusing its launch
+        (
+            "CUDA error (/src/flash-attention/hopper/flash_bwd_launch_template.h:88): invalid argument",
+            "attention-backend-unsupported",
+        ),
+    ],
+)
+def test_widened_families_catch_new_wordings(log: str, category: str) -> None:
+    d = classify_text(log)
+    assert d.category == category, d.render_text()
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # an address-in-use note that is not an error: a server that moved on by itself
+        "2026-01-02 10:00:00 INFO port 30000: Address already in use, trying 30001",
+        # torch's harmless IPv6 warning on every start, and a WARNING-level c10d timeout
+        "[W socket.cpp:697] [c10d] The client socket cannot be initialized to connect to "
+        "[localhost]:29500 (errno: 97 - Address family not supported by protocol).",
+        "[W1226 15:44:09.437 socket.cpp:1011] [c10d] The client socket has timed out after 1s, retrying",
+        # a compiler warning is no build failure; an `error` that is no compiler's line
+        "/tmp/tmpab12/main.c:5:10: warning: unused variable 'x' [-Wunused-variable]",
+        "config.h: error handling enabled",
+        # a missing optional module, said at WARNING level
+        "2026-01-02 10:00:00 WARNING No module named 'vllm'; falling back to the torch kernels",
+        # a 404 from another server than the Hub is no missing model
+        _tb(
+            [("/x/app/client.py", "fetch")],
+            "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: http://127.0.0.1:8080/x",
+        ),
+        # LoRA named without a refusal
+        "ValueError: LoRA rank 64 is larger than max_lora_rank 16",
+        # a CalledProcessError outside any kernel builder
+        _tb(
+            [("/x/app/deploy.py", "run")],
+            "subprocess.CalledProcessError: Command '['git', 'pull']' returned non-zero exit status 1.",
+        ),
+    ],
+)
+def test_widened_families_do_not_claim_lookalikes(log: str) -> None:
+    d = classify_text(log)
+    assert d.category == "unknown", d.render_text()
+
+
+@pytest.mark.parametrize(
+    ("log", "category"),
+    [
+        # a 401 under huggingface_hub stays the Hub's authentication, not a missing model
+        (
+            _tb(
+                [(_HUB, "hf_raise_for_status")],
+                "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+                "https://huggingface.co/meta-llama/x/resolve/main/config.json",
+            ),
+            "hf-auth",
+        ),
+        # a CUDA fault inside flash-attention while serving is an illegal access, not a backend
+        (
+            _tb(
+                [("/x/flash_attn/flash_attn_interface.py", "_flash_attn_forward")],
+                "RuntimeError: CUDA error: an illegal memory access was encountered",
+            ),
+            "cuda-illegal-access",
+        ),
+        # an OOM deep in the model during the warm-up is the OOM, not the warm-up
+        (
+            _tb(
+                [(_WARMUP, "_execute_server_warmup"), ("/x/sglang/srt/models/llama.py", "forward")],
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            ),
+            "cuda-oom",
+        ),
+        (
+            _tb(
+                [
+                    (_WARMUP, "_execute_server_warmup"),
+                    ("/x/sglang/srt/layers/sampler.py", "forward"),
+                ],
+                "RuntimeError: CUDA error: misaligned address",
+            ),
+            "cuda-illegal-access",
+        ),
+    ],
+)
+def test_widened_families_leave_lookalikes_to_their_own_rule(log: str, category: str) -> None:
+    d = classify_text(log)
+    assert d.category == category, d.render_text()
+
+
+def test_the_root_cause_is_on_the_earliest_failing_rank() -> None:
+    """Two ranks interleaved under torchrun's prefix: rank 3 fails first (a missing module),
+    rank 0 fails later with its own traceback (a wrapper of a rendezvous timeout): rank 3's
+    root exception names the category and leads the evidence."""
+    r3 = [
+        "Traceback (most recent call last):",
+        '  File "/x/sglang/srt/models/foo.py", line 3, in load',
+        "    import frobnicate",
+        "ModuleNotFoundError: No module named 'frobnicate'",
+    ]
+    r0 = [
+        "Traceback (most recent call last):",
+        '  File "/x/torch/distributed/rendezvous.py", line 9, in _wait',
+        "    store.wait()",
+        "TimeoutError: timed out waiting for rank 3",
+    ]
+    lines = []
+    for a, b in zip(r3, r0, strict=True):
+        lines += [f"[default3]:{a}", f"[default0]:{b}"]
+    d = classify_text("\n".join(lines))
+    assert d.category == "python-import-error", d.render_text()
+    assert any("frobnicate" in e.text for e in d.evidence)
+    assert not any("timed out" in e.text for e in d.evidence)

@@ -125,6 +125,10 @@ def all_keywords() -> tuple[str, ...]:
     for p in ECHOES:
         for k in p.keywords:
             seen[k] = None
+    for r in RULES:  # a signal's words are its lines' keywords
+        for sg in r.signals:
+            for k in sg.words:
+                seen[k] = None
     for k in (*ERRORISH_KEYWORDS, "Traceback"):
         seen[k] = None
     return tuple(seen)
@@ -231,6 +235,10 @@ def _gate_keywords() -> tuple[str, ...]:
     for p in ECHOES:
         for k in p.keywords:
             seen[k] = None
+    for r in RULES:  # a signal's words are its lines' keywords
+        for sg in r.signals:
+            for k in sg.words:
+                seen[k] = None
     for k in (*ERRORISH_KEYWORDS, "Traceback"):
         seen[k] = None
     return tuple(seen)

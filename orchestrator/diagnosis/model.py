@@ -170,19 +170,36 @@ def example(mid: str, **values: object) -> str:
 class Family:
     """One of a rule's exception families, over the structure rather than the wording: it names the
     rule when a traceback's root exception has one of `exceptions` (the type's own name, any
-    module) and, if given, a message holding one of `words` OR a frame in one of `frames`
-    (module paths such as `transformers/models/auto/`). The rule's patterns name the known
-    wordings; the family catches a new wording of the same cause (a generic fallback, tried
-    only when no pattern names a cause)."""
+    module; empty: any type) and, if given, a message holding one of `words` OR a frame in one
+    of `frames` (module paths such as `transformers/models/auto/`). The rule's patterns name
+    the known wordings; the family catches a new wording of the same cause (a generic fallback,
+    tried only when no pattern names a cause).
+
+    `and_words`: the message must ALSO hold one of these (a topic AND what went wrong, e.g.
+    "LoRA" and "support"). `site_functions`: the exception was raised in one of these
+    functions (its innermost frame), not merely below them (a warm-up's own assertion, not
+    a CUDA error deep in the model the warm-up ran)."""
 
     exceptions: tuple[str, ...]
     words: tuple[str, ...] = ()
     frames: tuple[str, ...] = ()
     both: bool = False  # the words AND the frames (default: either)
     summary: str | None = None  # a template over exc, msg, frame
+    and_words: tuple[str, ...] = ()
+    site_functions: tuple[str, ...] = ()
 
-    def matches(self, name: str, message: str, frame_paths: Sequence[str]) -> bool:
+    def matches(
+        self,
+        name: str,
+        message: str,
+        frame_paths: Sequence[str],
+        site_function: str | None = None,
+    ) -> bool:
         if self.exceptions and name not in self.exceptions:
+            return False
+        if self.and_words and not any(w in message for w in self.and_words):
+            return False
+        if self.site_functions and site_function not in self.site_functions:
             return False
         said = any(w in message for w in self.words)
         where = any(f in p for f in self.frames for p in frame_paths)
@@ -191,6 +208,29 @@ class Family:
         if not self.words and not self.frames:
             return True
         return said or where
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A rule's family over a typed event line (`structure.event_kinds`) rather than a
+    traceback: it names the rule when a line is of ALL the `kinds` (e.g. "c10d" and
+    "error-level"), holds one of `words` and, if given, one of `and_words`. `words` are also
+    the line's pre-filter keywords (so they must be literal). Tried, like families, only when
+    no pattern names a cause; `role` makes it a fallback (a wrapper whose cause was not
+    logged)."""
+
+    kinds: tuple[str, ...]
+    words: tuple[str, ...]
+    and_words: tuple[str, ...] = ()
+    role: str = CAUSE
+    summary: str | None = None  # a template over msg, kind
+
+    def matches(self, kinds: Sequence[str], text: str) -> bool:
+        return (
+            all(k in kinds for k in self.kinds)
+            and any(w in text for w in self.words)
+            and (not self.and_words or any(w in text for w in self.and_words))
+        )
 
 
 @dataclass(frozen=True)
@@ -213,3 +253,5 @@ class Rule:
     enrich: Callable[[dict[str, str], str], None] | None = None
     # The generic fallbacks over tracebacks' structure (see Family).
     families: tuple[Family, ...] = ()
+    # The generic fallbacks over typed event lines (see Signal).
+    signals: tuple[Signal, ...] = ()

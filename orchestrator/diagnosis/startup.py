@@ -37,6 +37,7 @@ from orchestrator.diagnosis.model import (
     HINT,
     Family,
     Rule,
+    Signal,
     example,
     pat,
     said,
@@ -45,6 +46,24 @@ from orchestrator.diagnosis.model import (
 from orchestrator.sglang import code
 
 __all__ = ["STARTUP_RULES"]
+
+# EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
+# the short "Address in use")
+_ADDR_IN_USE = (
+    "Errno 98",
+    "errno: 98",
+    "errno 98",
+    "ddress already in use",
+    "Address in use",
+    "EADDRINUSE",
+)
+# CUDA's words for an operation refused while a stream is being captured into a graph
+_CAPTURE_REFUSED = (
+    "stream is capturing",
+    "cudaErrorStreamCapture",
+    "during stream capture",
+    "capture was invalidated",
+)
 
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
@@ -300,6 +319,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 both=True,
             ),
         ),
+        # a CUDA error raised in an attention kernel's own source, refusing its launch: a
+        # kernel built for another GPU generation (FA3 is Hopper-only) or shape
+        signals=(
+            Signal(
+                ("cuda",),
+                words=code.ATTENTION_KERNEL_SOURCES,
+                and_words=("invalid argument", "invalid device function", "not supported"),
+            ),
+        ),
         title="the attention backend is not available on this GPU or for this model",
         summary="the attention backend was refused: {msg}",
         fix="{fixhint}",
@@ -399,6 +427,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="python-import-error",
         families=(Family(("ModuleNotFoundError", "ImportError")),),
+        # an import failure reported by a supervisor, a worker pool or a launcher in its own
+        # ERROR line (no exception line of its own): Python's words, any wrapper
+        signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -743,6 +774,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
         id="model-not-found",
         families=(
             Family(("RepositoryNotFoundError", "EntryNotFoundError", "HFValidationError")),
+            # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
+            # transformers' hub code); 401/403 are hf-auth's, connection errors the unreachable Hub's
+            Family(
+                ("HTTPError", "HfHubHTTPError"),
+                words=("404 Client Error", "404 Not Found"),
+                frames=("huggingface_hub/", "transformers/utils/hub"),
+                both=True,
+            ),
             Family(
                 ("OSError", "FileNotFoundError", "ValueError"),
                 words=(
@@ -862,6 +901,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="warmup-proxy",
+        families=(
+            # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
+            # not deeper in the model it ran: the request to its own port did not get through
+            Family((), site_functions=code.WARMUP_FUNCTIONS),
+        ),
+        signals=(
+            # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
+            Signal(("sglang-warmup",), words=("warmup error",), role=FALLBACK),
+        ),
         title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
         summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
         fix="{fixhint}",
@@ -896,11 +944,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="port-in-use",
         families=(
-            Family(
-                ("OSError", "RuntimeError", "SystemExit", "DistNetworkError"),
-                words=("Errno 98", "errno: 98", "ddress already in use", "EADDRINUSE"),
-            ),
+            # EADDRINUSE in any library's words (uvicorn, zmq, c10d, gloo, asyncio), any type
+            Family((), words=_ADDR_IN_USE),
         ),
+        signals=(Signal(("error-level",), words=_ADDR_IN_USE),),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
         fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
@@ -935,13 +982,28 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="dist-init-timeout",
         families=(
-            Family(("DistNetworkError", "DistStoreError")),
+            Family(
+                (
+                    "DistNetworkError",
+                    "DistStoreError",
+                    "RendezvousConnectionError",
+                    "RendezvousTimeoutError",
+                )
+            ),
             Family(
                 ("TimeoutError", "RuntimeError"),
                 words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
                 frames=code.DISTRIBUTED_PACKAGES,
                 both=True,
             ),
+        ),
+        # torch's C++ store/rendezvous logging its own failure (glog E lines, elastic agent)
+        signals=(
+            Signal(
+                ("c10d", "error-level"),
+                words=("timed out", "Timed out", "failed to connect", "Connection refused"),
+            ),
+            Signal(("c10d",), words=("RendezvousConnectionError", "RendezvousTimeoutError")),
         ),
         title="the ranks could not meet: torch.distributed rendezvous failed",
         summary="torch.distributed could not connect the ranks: {msg}",
@@ -1010,7 +1072,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ("CalledProcessError", "RuntimeError", "CompilationError"),
                 words=("ninja", "nvcc", "Error building extension"),
             ),
+            # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
+            # Triton, setuptools, DeepGEMM/flashinfer JIT)
+            Family(
+                ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
+                frames=code.BUILD_PACKAGES,
+            ),
         ),
+        # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
+        signals=(Signal(("compiler",), words=("error",)),),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
         fix="{fixhint}",
@@ -1041,6 +1111,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="lora-unsupported",
+        families=(
+            # an exception that names LoRA AND what it cannot do (support, target, apply)
+            Family(
+                ("ValueError", "NotImplementedError", "AssertionError", "RuntimeError"),
+                words=("LoRA", "lora", "Lora"),
+                and_words=("not support", "does not support", "unsupported", "Unsupported"),
+            ),
+        ),
         title="the LoRA setup does not fit this model",
         summary="SGLang's LoRA support failed on this model: {msg}",
         fix="this SGLang release cannot apply LoRA to these layers (MoE experts, for one): drop lora_paths / enable_lora, target other modules (lora_target_modules), or upgrade SGLang",
@@ -1297,6 +1375,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-graph-capture-failed",
+        families=(
+            # CUDA refused an operation during stream capture, whatever raised it
+            Family(
+                ("RuntimeError", "AcceleratorError", "CudaError"),
+                words=_CAPTURE_REFUSED,
+            ),
+        ),
+        signals=(Signal(("cuda",), words=_CAPTURE_REFUSED),),
         title="CUDA graph capture failed",
         summary="CUDA graph capture failed: {msg}",
         fix="lower --mem-fraction-static (e.g. 0.8), or {graph_max_bs} (e.g. 16); last resort {graph_disable} (slow). With EAGLE-3 the draft and verify graphs need extra memory",
