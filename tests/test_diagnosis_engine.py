@@ -3,6 +3,7 @@ input line costs more than linear time, and a classification never outlives its 
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -482,3 +483,56 @@ def test_the_root_cause_is_on_the_earliest_failing_rank() -> None:
     assert d.category == "python-import-error", d.render_text()
     assert any("frobnicate" in e.text for e in d.evidence)
     assert not any("timed out" in e.text for e in d.evidence)
+
+
+# ----------------------------------------------------------------- keywords come from the patterns
+
+
+def test_literals_are_what_every_match_must_contain() -> None:
+    from orchestrator.diagnosis.model import literals
+
+    assert literals(r"(?P<msg>.*Gloo connectFullMesh failed.*)") == ("Gloo connectFullMesh failed",)
+    # the alternatives of a mandatory group, each long enough
+    assert literals(r"x (?:nvcc fatal|No CUDA toolkit found)") == (
+        "nvcc fatal",
+        "No CUDA toolkit found",
+    )
+    # an optional group is no requirement; the mandatory run is
+    assert literals(r"(?:Traceback: )?address already in use") == ("address already in use",)
+    # nothing long enough in some alternative, or a case-blind regex: no keywords (named by hand)
+    assert literals(r"(?:Error|Exit): .*") is None
+    assert literals(r".*") is None
+    assert literals("oom killed", re.IGNORECASE) is None
+
+
+def test_keywords_are_derived_and_named_by_hand_only_where_they_cannot_be() -> None:
+    from orchestrator.diagnosis.model import literals
+
+    for rid, p in ALL_PATTERNS:
+        derived = literals(p.regex.pattern, p.regex.flags)
+        if p.derived:
+            assert p.keywords == derived, (rid, p.regex.pattern[:80])
+        else:
+            assert derived is None, f"{rid}: keywords typed by hand for a derivable pattern"
+
+
+@pytest.mark.parametrize("rule", R.RULES, ids=lambda r: r.id)
+def test_every_matched_example_line_holds_a_keyword(rule: R.Rule) -> None:
+    """The pre-filter never hides a line its pattern matches (the derivation is sound)."""
+    for ex in rule.examples:
+        for line in ex.splitlines():
+            for p in rule.patterns:
+                if p.regex.search(line):
+                    assert any(k in line for k in p.keywords), (rule.id, line, p.keywords)
+
+
+def test_signals_name_known_event_kinds_and_their_lines_pass_the_prefilter() -> None:
+    from orchestrator.diagnosis.structure import EVENT_KINDS
+
+    named = {k for r in R.RULES for sg in r.signals for k in sg.kinds}
+    assert named <= set(EVENT_KINDS), named - set(EVENT_KINDS)
+    gates = R.gates()
+    for r in R.RULES:
+        for sg in r.signals:
+            for kw in R.signal_keywords(sg):
+                assert any(g in kw for g in gates), (r.id, kw)

@@ -26,9 +26,11 @@ How the cause is chosen:
 4. no cause line: the caller's Result=oom-kill, else the rules' exception *families* over the
    log's tracebacks (`diagnosis.structure`): the root exception first (the first of a chain,
    on the earliest failing source, SGLang's wrappers skipped), so a new wording of a known
-   cause lands in its family;
+   cause lands in its family; then the rules' *signals* over typed event lines (a compiler's
+   error line, a c10d store timeout logged at ERROR level, a CUDA error in an attention
+   kernel's source), the earliest line first;
 5. then the earliest `fallback` (start-limit-hit, startup-timeout, also from the caller's
-   systemd_result / timed_out), then a `hint` (bare SIGKILL, a retraction storm), else
+   systemd_result / timed_out; then a fallback signal: SGLang's warm-up wrapper alone), then a `hint` (bare SIGKILL, a retraction storm), else
    `unknown`, whose evidence leads with the root exception and the frame that raised it.
 
 `python -m orchestrator.diagnose FILE` classifies a saved log;

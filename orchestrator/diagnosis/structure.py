@@ -22,9 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orchestrator import sglang
+from orchestrator.diagnosis.model import literals
 from orchestrator.journal import JournalEntry
 
 __all__ = [
+    "EVENT_KEYWORDS",
     "EVENT_KINDS",
     "FRAME",
     "RAISED",
@@ -287,6 +289,11 @@ _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("error-level", _ERROR_LEVEL),
 )
 EVENT_KINDS: tuple[str, ...] = tuple(k for k, _ in _EVENTS)
+# Each kind's pre-filter keywords, derived from its regex's literal parts (None: it has none,
+# e.g. glog's one-letter level): one of them is in every line of that kind.
+EVENT_KEYWORDS: dict[str, tuple[str, ...] | None] = {
+    k: literals(rx.pattern, rx.flags) for k, rx in _EVENTS
+}
 _HTTP_STATUS = re.compile(r"HTTP/[\d.]{1,3}\" (?P<status>\d{3})\b")
 
 
