@@ -343,6 +343,14 @@ _WARMUP = "/v/lib/python3.11/site-packages/sglang/srt/entrypoints/http_server.py
             ),
             "model-not-found",
         ),
+        # a connection failure as another HTTP client names it, under huggingface_hub
+        (
+            _tb(
+                [("/v/site-packages/huggingface_hub/file_download.py", "hf_hub_download")],
+                "httpx.ConnectError: [Errno -3] Temporary failure in name resolution",
+            ),
+            "hf-hub-unreachable",
+        ),
         # LoRA named with what it cannot do
         (
             "ValueError: Model MistralForCausalLM does not support LoRA yet.",
@@ -400,6 +408,11 @@ def test_widened_families_catch_new_wordings(log: str, category: str) -> None:
         _tb(
             [("/x/app/client.py", "fetch")],
             "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: http://127.0.0.1:8080/x",
+        ),
+        # the same connection failure to another server, outside the Hub's code
+        _tb(
+            [("/x/app/client.py", "fetch")],
+            "httpx.ConnectError: [Errno 111] Connection refused",
         ),
         # LoRA named without a refusal
         "ValueError: LoRA rank 64 is larger than max_lora_rank 16",

@@ -129,7 +129,9 @@ def signal_keywords(sg: Signal) -> tuple[str, ...]:
     """The pre-filter keywords of a signal's lines: its words, or one of its event kinds'
     derived keywords (structure.EVENT_KEYWORDS) when those are fewer (every line of the
     signal holds one of each)."""
-    sets = [sg.words, *(kw for k in sg.kinds if (kw := S.EVENT_KEYWORDS.get(k)))]
+    sets = [s for s in (sg.words, *(S.EVENT_KEYWORDS.get(k) for k in sg.kinds)) if s]
+    if not sets:
+        raise ValueError(f"signal {sg.kinds}: no words and no kind with derived keywords")
     return min(sets, key=lambda ks: (len(ks), -min(len(k) for k in ks)))
 
 

@@ -106,7 +106,9 @@ def _signal_line(sg: Signal) -> str:
     """A rule's signal over event lines, in words, for the docs."""
     kinds = " and ".join(f"{k}" for k in sg.kinds)
     said = " or ".join(f"“{w}”" for w in sg.words)
-    line = f"Also named, in any wording, for a line that is {kinds} and says {said}"
+    line = f"Also named, in any wording, for a line that is {kinds}" + (
+        f" and says {said}" if said else ""
+    )
     if sg.and_words:
         line += " and also " + " or ".join(f"“{w}”" for w in sg.and_words)
     if sg.role != CAUSE:

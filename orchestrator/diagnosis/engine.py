@@ -728,7 +728,7 @@ def _signal_match(
     signals = [(rule, sg) for rule in R.RULES for sg in rule.signals if sg.role == role]
     if not signals:
         return None
-    words = tuple(dict.fromkeys(w for _, sg in signals for w in sg.words))
+    words = tuple(dict.fromkeys(w for _, sg in signals for w in R.signal_keywords(sg)))
     for i in candidates:
         text = entries[i].text
         if not any(w in text for w in words):

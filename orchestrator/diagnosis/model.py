@@ -289,7 +289,7 @@ class Signal:
     logged)."""
 
     kinds: tuple[str, ...]
-    words: tuple[str, ...]
+    words: tuple[str, ...] = ()  # empty: the kinds alone
     and_words: tuple[str, ...] = ()
     role: str = CAUSE
     summary: str | None = None  # a template over msg, kind
@@ -297,7 +297,7 @@ class Signal:
     def matches(self, kinds: Sequence[str], text: str) -> bool:
         return (
             all(k in kinds for k in self.kinds)
-            and any(w in text for w in self.words)
+            and (not self.words or any(w in text for w in self.words))
             and (not self.and_words or any(w in text for w in self.and_words))
         )
 

@@ -664,6 +664,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "NameResolutionError",
                     "ConnectTimeoutError",
                     "OSError",
+                    # the same failures as httpx, aiohttp, socket and ssl name them
+                    "ConnectError",
+                    "ReadError",
+                    "ClientConnectorError",
+                    "gaierror",
+                    "SSLError",
+                    "ProxyError",
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
@@ -828,7 +835,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         ),
         signals=(
             # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
-            Signal(("sglang-warmup",), words=("warmup error",), role=FALLBACK),
+            Signal(("sglang-warmup",), role=FALLBACK),
         ),
         title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
         summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
