@@ -281,6 +281,13 @@ def test_the_reader_and_the_structure_stay_linear_on_hostile_lines() -> None:
         S.RAISED.match(line[: journal.MAX_LINE])
         S.FRAME.match(line[: journal.MAX_LINE])
         S.event_kind(line[: journal.MAX_LINE])
+        S.event_kinds(line[: journal.MAX_LINE], line[: journal.MAX_LINE], 3)
+    # and every event kind (all of them run on a line) on 8 kB of its own literals
+    for kws in S.EVENT_KEYWORDS.values():
+        for kw in kws or ("E1226 ", "[E x.cpp:1] "):
+            S.event_kinds(
+                ((kw + ".c:1:") * (journal.MAX_LINE // (len(kw) + 4)))[: journal.MAX_LINE]
+            )
     classify_text("\n".join(lines), budget_s=None)
     assert time.perf_counter() - t < 20
 
@@ -390,9 +397,20 @@ def test_widened_families_catch_new_wordings(log: str, category: str) -> None:
     assert d.category == category, d.render_text()
 
 
+def _ignored_import() -> str:
+    from orchestrator import sglang
+
+    said = sglang.NEWEST.message("ignore-import-error").format(
+        module="sglang.srt.models.foo", error="No module named 'bar'"
+    )
+    return f"[2026-01-02 10:00:00] ERROR {said}"
+
+
 @pytest.mark.parametrize(
     "log",
     [
+        # SGLang's benign skip of an optional model module, even at ERROR level
+        _ignored_import(),
         # an address-in-use note that is not an error: a server that moved on by itself
         "2026-01-02 10:00:00 INFO port 30000: Address already in use, trying 30001",
         # torch's harmless IPv6 warning on every start, and a WARNING-level c10d timeout

@@ -731,8 +731,8 @@ def _signal_match(
     words = tuple(dict.fromkeys(w for _, sg in signals for w in R.signal_keywords(sg)))
     for i in candidates:
         text = entries[i].text
-        if not any(w in text for w in words):
-            continue
+        if not any(w in text for w in words) or R.BENIGN.search(text):
+            continue  # (SGLang's "Ignore import error…" on every healthy start is no cause)
         e = entries[i]
         kinds = S.event_kinds(
             text, e.message[:MAX_LINE], e.priority if e.source == "journal" else None

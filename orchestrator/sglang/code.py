@@ -67,7 +67,6 @@ WARMUP_FUNCTIONS = (
     "_wait_and_warmup",
     "_run_server_warmup_after_http_ready",
     "_wait_until_http_ready",
-    "_warmup",
 )
 # the sources of attention kernels as CUDA errors name them (`CUDA error (<file>:<line>)`):
 # flash-attention (FA3 is its hopper/ tree), flashinfer
