@@ -6,7 +6,18 @@ from __future__ import annotations
 import re
 
 from orchestrator import sglang
-from orchestrator.diagnosis.model import CAUSE, ECHO, FALLBACK, HINT, Pat, Rule, pat, said
+from orchestrator.diagnosis import structure as S
+from orchestrator.diagnosis.model import (
+    CAUSE,
+    ECHO,
+    FALLBACK,
+    HINT,
+    Pat,
+    Rule,
+    Signal,
+    pat,
+    said,
+)
 from orchestrator.diagnosis.runtime import RUNTIME_RULES
 from orchestrator.diagnosis.startup import STARTUP_RULES
 
@@ -33,19 +44,18 @@ RULES: tuple[Rule, ...] = STARTUP_RULES + RUNTIME_RULES
 ECHOES: tuple[Pat, ...] = (
     *said("sigquit", anywhere=True),
     *said("scheduler-died", anywhere=True),
-    pat(r"Rank \d+ scheduler is dead", "scheduler is dead"),
+    pat(r"Rank \d+ scheduler is dead"),
     *said("scheduler-exception", anywhere=True),
     *said("init-failed", anywhere=True),
     *said("warmup-failed", anywhere=True),
-    pat(r"Exit code: -?\d+", "Exit code:"),
-    pat(r"Child process unexpectedly failed", "Child process unexpectedly failed"),
+    pat(r"Exit code: -?\d+"),
+    pat(r"Child process unexpectedly failed"),
     pat(
         r"Failed with result '(?:exit-code|signal|core-dump|watchdog|protocol|resources)'",
-        "Failed with result",
     ),
-    pat(r"Main process exited, code=(?:exited|killed|dumped), status=", "Main process exited"),
-    pat(r"Killing process \d+ \(.*\) with signal SIGKILL", "with signal SIGKILL"),
-    pat(r"Failed to start ", "Failed to start"),
+    pat(r"Main process exited, code=(?:exited|killed|dumped), status="),
+    pat(r"Killing process \d+ \(.*\) with signal SIGKILL"),
+    pat(r"Failed to start "),
 )
 
 # Lines that look like errors (for `unknown`: show the last ones).
@@ -115,6 +125,16 @@ def rule(category: str) -> Rule | None:
     return None
 
 
+def signal_keywords(sg: Signal) -> tuple[str, ...]:
+    """The pre-filter keywords of a signal's lines: its words, or one of its event kinds'
+    derived keywords (structure.EVENT_KEYWORDS) when those are fewer (every line of the
+    signal holds one of each)."""
+    sets = [s for s in (sg.words, *(S.EVENT_KEYWORDS.get(k) for k in sg.kinds)) if s]
+    if not sets:
+        raise ValueError(f"signal {sg.kinds}: no words and no kind with derived keywords")
+    return min(sets, key=lambda ks: (len(ks), -min(len(k) for k in ks)))
+
+
 def all_keywords() -> tuple[str, ...]:
     """Every keyword of the rules, echoes, error-looking and progress lines, deduplicated."""
     seen: dict[str, None] = {}
@@ -125,6 +145,10 @@ def all_keywords() -> tuple[str, ...]:
     for p in ECHOES:
         for k in p.keywords:
             seen[k] = None
+    for r in RULES:
+        for sg in r.signals:
+            for k in signal_keywords(sg):
+                seen[k] = None
     for k in (*ERRORISH_KEYWORDS, "Traceback"):
         seen[k] = None
     return tuple(seen)
@@ -231,6 +255,10 @@ def _gate_keywords() -> tuple[str, ...]:
     for p in ECHOES:
         for k in p.keywords:
             seen[k] = None
+    for r in RULES:
+        for sg in r.signals:
+            for k in signal_keywords(sg):
+                seen[k] = None
     for k in (*ERRORISH_KEYWORDS, "Traceback"):
         seen[k] = None
     return tuple(seen)

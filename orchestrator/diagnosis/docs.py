@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from orchestrator.diagnosis.catalog import RULES, UNKNOWN_DOC
-from orchestrator.diagnosis.model import CAUSE, Family, example
+from orchestrator.diagnosis.model import CAUSE, Family, Signal, example
 
 
 def troubleshooting_markdown() -> str:
@@ -50,6 +50,8 @@ def troubleshooting_markdown() -> str:
             out += ["```", ""]
         for fam in r.families:
             out += [_family_line(fam), ""]
+        for sg in r.signals:
+            out += [_signal_line(sg), ""]
         fix = r.fix
         with contextlib.suppress(KeyError, ValueError):
             fix = fix.format_map(_Blank(r.defaults))
@@ -91,4 +93,24 @@ def _family_line(fam: Family) -> str:
     where = " or ".join(f"`{f}`" for f in fam.frames)
     cond = [f"whose message says {said}" if said else "", f"raised under {where}" if where else ""]
     joined = (" and " if fam.both else " or ").join(c for c in cond if c)
+    if fam.and_words:
+        also = " or ".join(f"“{w}”" for w in fam.and_words)
+        joined = (f"{joined} and " if joined else "") + f"whose message also says {also}"
+    if fam.site_functions:
+        fns = " / ".join(f"`{f}`" for f in fam.site_functions)
+        joined = (f"{joined} and " if joined else "") + f"raised by {fns} itself"
     return f"Also named, in any wording, for {exc}" + (f" {joined}" if joined else "") + "."
+
+
+def _signal_line(sg: Signal) -> str:
+    """A rule's signal over event lines, in words, for the docs."""
+    kinds = " and ".join(f"{k}" for k in sg.kinds)
+    said = " or ".join(f"“{w}”" for w in sg.words)
+    line = f"Also named, in any wording, for a line that is {kinds}" + (
+        f" and says {said}" if said else ""
+    )
+    if sg.and_words:
+        line += " and also " + " or ".join(f"“{w}”" for w in sg.and_words)
+    if sg.role != CAUSE:
+        line += f" (as a {sg.role}: only when no cause is logged)"
+    return line + "."

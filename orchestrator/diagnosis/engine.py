@@ -26,9 +26,11 @@ How the cause is chosen:
 4. no cause line: the caller's Result=oom-kill, else the rules' exception *families* over the
    log's tracebacks (`diagnosis.structure`): the root exception first (the first of a chain,
    on the earliest failing source, SGLang's wrappers skipped), so a new wording of a known
-   cause lands in its family;
+   cause lands in its family; then the rules' *signals* over typed event lines (a compiler's
+   error line, a c10d store timeout logged at ERROR level, a CUDA error in an attention
+   kernel's source), the earliest line first;
 5. then the earliest `fallback` (start-limit-hit, startup-timeout, also from the caller's
-   systemd_result / timed_out), then a `hint` (bare SIGKILL, a retraction storm), else
+   systemd_result / timed_out; then a fallback signal: SGLang's warm-up wrapper alone), then a `hint` (bare SIGKILL, a retraction storm), else
    `unknown`, whose evidence leads with the root exception and the frame that raised it.
 
 `python -m orchestrator.diagnose FILE` classifies a saved log;
@@ -54,7 +56,7 @@ from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
 from orchestrator.diagnosis import structure as S
 from orchestrator.diagnosis.docs import troubleshooting_markdown
-from orchestrator.diagnosis.model import Family
+from orchestrator.diagnosis.model import Family, Signal
 from orchestrator.flags import from_argv
 from orchestrator.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.sglang import Release, phase_of
@@ -659,6 +661,15 @@ def _classify(
             fam = _family_match(raised)
             if fam is not None:
                 return _diagnose_family(entries, fam[0], fam[1], fam[2], matches, release)
+            # then their signals, over typed event lines (a compiler error, a c10d timeout)
+            # (an echo may carry its cause's words: "Failed to start X: cannot import name …")
+            sig = _signal_match(entries, candidates, R.CAUSE)
+            if sig is not None:
+                return _diagnose_signal(entries, *sig, matches, release)
+        if role == R.FALLBACK:
+            sig = _signal_match(entries, candidates, R.FALLBACK)
+            if sig is not None:
+                return _diagnose_signal(entries, *sig, matches, release)
     return _unknown(entries, errorish, echoes, exit_status, systemd_result, candidates=candidates)
 
 
@@ -701,11 +712,73 @@ def _family_match(
     """The first exception (root first) that a rule's family claims, and that rule."""
     for r in raised:
         paths = [f.module_path() for f in r.frames]
+        site = r.site.function if r.site is not None else None
         for rule in R.RULES:
             for fam in rule.families:
-                if fam.matches(r.name, r.message, paths):
+                if fam.matches(r.name, r.message, paths, site):
                     return rule, r, fam
     return None
+
+
+def _signal_match(
+    entries: Sequence[JournalEntry], candidates: Sequence[int], role: str
+) -> tuple[R.Rule, int, Signal, tuple[str, ...]] | None:
+    """The earliest candidate line whose event kinds and words a rule's signal (of `role`)
+    claims: (rule, line, signal, the line's kinds)."""
+    signals = [(rule, sg) for rule in R.RULES for sg in rule.signals if sg.role == role]
+    if not signals:
+        return None
+    words = tuple(dict.fromkeys(w for _, sg in signals for w in R.signal_keywords(sg)))
+    for i in candidates:
+        text = entries[i].text
+        if not any(w in text for w in words) or R.BENIGN.search(text):
+            continue  # (SGLang's "Ignore import error…" on every healthy start is no cause)
+        e = entries[i]
+        kinds = S.event_kinds(
+            text, e.message[:MAX_LINE], e.priority if e.source == "journal" else None
+        )
+        if not kinds:
+            continue
+        for rule, sg in signals:
+            if sg.matches(kinds, text):
+                return rule, i, sg, kinds
+    return None
+
+
+def _diagnose_signal(
+    entries: Sequence[JournalEntry],
+    rule: R.Rule,
+    index: int,
+    signal: Signal,
+    kinds: tuple[str, ...],
+    matches: Sequence[_Match],
+    release: Release | None,
+) -> Diagnosis:
+    """A diagnosis from a rule's signal (an event line no pattern knows)."""
+    text = entries[index].text.strip()
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    detail["msg"] = text if len(text) <= 300 else text[:297] + "..."
+    detail["kind"] = ", ".join(kinds)
+    port = _PORT.search(text)
+    if port is not None and detail.get("port", "?") in ("?", ""):
+        detail["port"] = port[1]
+    if rule.enrich is not None:
+        lo = max(0, index - _ENRICH_AROUND)
+        hi = min(len(entries), index + _ENRICH_AROUND)
+        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    summary = _fmt(signal.summary or (rule.title + " ({msg})"), detail)
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=[entries[index]],
+        fix=_fmt(rule.fix, detail),
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=signal.role,
+    )
 
 
 _PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b")

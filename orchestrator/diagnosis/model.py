@@ -15,6 +15,8 @@ Roles
 from __future__ import annotations
 
 import re
+import re._constants as sre_constants
+import re._parser as sre_parser
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,7 +47,9 @@ class Pat:
     """One pattern of a rule.
 
     ``keywords``: substrings, one of which every line this regex matches contains (the
-    classifier tries the regex only on lines that hold a keyword). ``context``: regexes that
+    classifier tries the regex only on lines that hold a keyword): derived from the regex's
+    literal parts (`literals`), named by hand only for a regex without one. ``derived``: they
+    were derived. ``context``: regexes that
     must ALL match somewhere in the traceback the line ends (the lines back to
     "Traceback (most recent call last):", same PID). ``summary``/``fix`` override the rule's.
     """
@@ -65,6 +69,62 @@ class Pat:
     # a storm: the pattern counts only when it matched at least this many lines (an event a
     # healthy server also prints now and then, such as SGLang's KV-cache retraction)
     min_count: int = 1
+    derived: bool = True
+
+
+# The shortest literal a derived keyword may be: shorter ones ("at", "E") hold in most lines and
+# would make the pre-filter useless (the rule then names its keywords itself).
+MIN_KEYWORD = 4
+
+
+def literals(regex: str, flags: int = 0) -> tuple[str, ...] | None:
+    """Substrings, one of which every match of `regex` contains, read off the regex's literal
+    parts (its mandatory runs of plain characters, and the alternatives of a mandatory
+    group): the classifier's cheap pre-filter keywords, so they are never typed twice. None
+    when the regex has no such part of at least MIN_KEYWORD characters in every alternative
+    (or ignores case, which `str.find` cannot)."""
+    if flags & re.IGNORECASE or regex.startswith("(?i"):
+        return None
+    try:
+        tree = sre_parser.parse(regex, flags)
+    except re.error:
+        return None
+    found = _required(list(tree))
+    return tuple(dict.fromkeys(found)) if found else None
+
+
+def _required(items: Sequence[Any]) -> list[str] | None:
+    """The best requirement of a sequence of parsed items: a run of literals, or the
+    alternatives of a mandatory group; the one with the longest shortest member wins."""
+    options: list[list[str]] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if len("".join(run)) >= MIN_KEYWORD:
+            options.append(["".join(run)])
+        run.clear()
+
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            run.append(chr(av))
+            continue
+        close()
+        sub: list[str] | None = None
+        if op is sre_constants.SUBPATTERN:
+            sub = _required(list(av[-1]))
+        elif op is sre_constants.BRANCH:
+            alts = [_required(list(b)) for b in av[1]]
+            sub = None if any(a is None for a in alts) else [x for a in alts if a for x in a]
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and av[0] >= 1:
+            sub = _required(list(av[2]))
+        elif op is sre_constants.ATOMIC_GROUP:
+            sub = _required(list(av))
+        if sub:
+            options.append(sub)
+    close()
+    if not options:
+        return None
+    return max(options, key=lambda o: (min(len(x) for x in o), -len(o)))
 
 
 # A pattern that opens with `.*` matches, if at all, from the line's first character: anchor
@@ -79,7 +139,7 @@ def linear(regex: str) -> str:
 
 def pat(
     regex: str,
-    keywords: tuple[str, ...] | str,
+    keywords: tuple[str, ...] | str = (),
     *,
     context: tuple[str, ...] | str = (),
     role: str | None = None,
@@ -92,7 +152,15 @@ def pat(
     min_count: int = 1,
     **detail: str,
 ) -> Pat:
-    kws = (keywords,) if isinstance(keywords, str) else keywords
+    derived = literals(regex, flags)
+    if derived is not None:
+        kws = derived
+    elif keywords:
+        kws = (keywords,) if isinstance(keywords, str) else keywords
+    else:
+        raise ValueError(
+            f"pattern {regex[:80]!r} has no literal part to derive its keywords from: name them"
+        )
     ctx = (context,) if isinstance(context, str) else context
     if gate is None and _MANDATORY_ERROR.match(regex):
         gate = "rror"  # the line holds "...Error:", so "rror" finds it
@@ -108,6 +176,7 @@ def pat(
         detail=detail,
         origin=re.compile(origin) if origin is not None else None,
         min_count=min_count,
+        derived=derived is not None,
     )
 
 
@@ -138,7 +207,6 @@ def said(
         regex = _EXC + exc + body if exc else body
         p = pat(
             regex,
-            m.keyword(),
             context=context,
             role=role,
             preflight=preflight if preflight is not None else m.preflight,
@@ -170,19 +238,36 @@ def example(mid: str, **values: object) -> str:
 class Family:
     """One of a rule's exception families, over the structure rather than the wording: it names the
     rule when a traceback's root exception has one of `exceptions` (the type's own name, any
-    module) and, if given, a message holding one of `words` OR a frame in one of `frames`
-    (module paths such as `transformers/models/auto/`). The rule's patterns name the known
-    wordings; the family catches a new wording of the same cause (a generic fallback, tried
-    only when no pattern names a cause)."""
+    module; empty: any type) and, if given, a message holding one of `words` OR a frame in one
+    of `frames` (module paths such as `transformers/models/auto/`). The rule's patterns name
+    the known wordings; the family catches a new wording of the same cause (a generic fallback,
+    tried only when no pattern names a cause).
+
+    `and_words`: the message must ALSO hold one of these (a topic AND what went wrong, e.g.
+    "LoRA" and "support"). `site_functions`: the exception was raised in one of these
+    functions (its innermost frame), not merely below them (a warm-up's own assertion, not
+    a CUDA error deep in the model the warm-up ran)."""
 
     exceptions: tuple[str, ...]
     words: tuple[str, ...] = ()
     frames: tuple[str, ...] = ()
     both: bool = False  # the words AND the frames (default: either)
     summary: str | None = None  # a template over exc, msg, frame
+    and_words: tuple[str, ...] = ()
+    site_functions: tuple[str, ...] = ()
 
-    def matches(self, name: str, message: str, frame_paths: Sequence[str]) -> bool:
+    def matches(
+        self,
+        name: str,
+        message: str,
+        frame_paths: Sequence[str],
+        site_function: str | None = None,
+    ) -> bool:
         if self.exceptions and name not in self.exceptions:
+            return False
+        if self.and_words and not any(w in message for w in self.and_words):
+            return False
+        if self.site_functions and site_function not in self.site_functions:
             return False
         said = any(w in message for w in self.words)
         where = any(f in p for f in self.frames for p in frame_paths)
@@ -191,6 +276,30 @@ class Family:
         if not self.words and not self.frames:
             return True
         return said or where
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A rule's family over a typed event line (`structure.event_kinds`) rather than a
+    traceback: it names the rule when a line is of ALL the `kinds` (e.g. "c10d" and
+    "error-level"), holds one of `words` and, if given, one of `and_words`. `words` are literal:
+    the line's pre-filter keywords are they or a kind's keywords derived from its regex
+    (catalog.signal_keywords). Tried, like families, only when
+    no pattern names a cause; `role` makes it a fallback (a wrapper whose cause was not
+    logged)."""
+
+    kinds: tuple[str, ...]
+    words: tuple[str, ...] = ()  # empty: the kinds alone
+    and_words: tuple[str, ...] = ()
+    role: str = CAUSE
+    summary: str | None = None  # a template over msg, kind
+
+    def matches(self, kinds: Sequence[str], text: str) -> bool:
+        return (
+            all(k in kinds for k in self.kinds)
+            and (not self.words or any(w in text for w in self.words))
+            and (not self.and_words or any(w in text for w in self.and_words))
+        )
 
 
 @dataclass(frozen=True)
@@ -213,3 +322,5 @@ class Rule:
     enrich: Callable[[dict[str, str], str], None] | None = None
     # The generic fallbacks over tracebacks' structure (see Family).
     families: tuple[Family, ...] = ()
+    # The generic fallbacks over typed event lines (see Signal).
+    signals: tuple[Signal, ...] = ()

@@ -367,22 +367,28 @@ def _wrap_width(lines: Sequence[str]) -> int | None:
     lines, that no line exceeds (a real log's lines have no such ceiling)."""
     if len(lines) < 4:
         return None
-    lengths = Counter(len(ln) for ln in lines)
+    lengths = Counter(len(ln) for ln in lines if not _boxed(ln))
     width = max(lengths)
     if width < 60 or width > 400:
         return None
-    at_width = {ln for ln in lines if len(ln) == width}
+    at_width = {ln for ln in lines if len(ln) == width and not _boxed(ln)}
     long = sum(n for k, n in lengths.items() if k > width // 2)
     if len(at_width) < 3 or lengths[width] * 5 < long:
         return None
     return width
 
 
+def _boxed(line: str) -> bool:
+    """A line drawn to the terminal's width on purpose: a panel's border or a row of one (rich's
+    tracebacks, tables) ends in a box-drawing character. It is whole, never a wrapped part."""
+    return bool(line) and "\u2500" <= line[-1] <= "\u257f"
+
+
 def _unwrap(lines: list[str], width: int) -> list[str]:
     out: list[str] = []
     carry = ""
     for ln in lines:
-        if len(ln) == width:
+        if len(ln) == width and not _boxed(ln):
             carry += ln
             continue
         out.append(carry + ln)

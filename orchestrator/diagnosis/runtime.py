@@ -88,7 +88,6 @@ def _xid_patterns() -> tuple[Pat, ...]:
         out.append(
             pat(
                 rf"NVRM: Xid \(PCI:{_PCI}\): (?P<code>{code}),(?P<msg>.*)",
-                "NVRM: Xid",
                 role=CAUSE if x.kind == "hardware" else HINT,
                 # a hint's summary would read "(inferred)": an Xid line is not inferred
                 summary=None if x.kind == "hardware" else _XID_SUMMARY,
@@ -103,7 +102,6 @@ def _xid_patterns() -> tuple[Pat, ...]:
     out.append(
         pat(
             r"NVRM: fallen off the bus and is not responding to commands",
-            "NVRM: fallen off the bus",
             summary="a GPU fell off the bus (the condition Xid 79 reports): {meaning}",
             xname=x79.name,
             meaning=x79.meaning,
@@ -187,7 +185,6 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     r"CUDA error\b.*?(?P<msg>uncorrectable ECC error encountered)",
-                    "uncorrectable ECC error",
                 ),
             ),
             examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
@@ -225,34 +222,16 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     _CUDA_FAULT_LINE,
-                    (
-                        "illegal memory access",
-                        "misaligned address",
-                        "illegal instruction",
-                        "launch failure",
-                    ),
                     context=_DRAFT_STEP,
                     step="drafting (EAGLE-3 draft model)",
                 ),
                 pat(
                     _CUDA_FAULT_LINE,
-                    (
-                        "illegal memory access",
-                        "misaligned address",
-                        "illegal instruction",
-                        "launch failure",
-                    ),
                     context=_VERIFY_STEP,
                     step="verifying draft tokens (EAGLE-3 target verify)",
                 ),
                 pat(
                     _CUDA_FAULT_LINE,
-                    (
-                        "illegal memory access",
-                        "misaligned address",
-                        "illegal instruction",
-                        "launch failure",
-                    ),
                 ),
             ),
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
@@ -284,11 +263,9 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     r"(?P<file>[\w/.\\-]+\.cu):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
-                    "Assertion `",
                 ),
                 pat(
                     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?CUDA error: (?P<msg>device-side assert triggered)",
-                    "device-side assert triggered",
                 ),
             ),
             defaults={"msg": "?"},
@@ -326,7 +303,6 @@ def _make() -> tuple[Rule, ...]:
                     r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
                     r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
                     r"ran for (?P<ran_ms>\d+) milliseconds before timing out",
-                    "Watchdog caught collective",
                 ),
             ),
             explains=("nccl-error",),
@@ -461,7 +437,6 @@ def _make() -> tuple[Rule, ...]:
                 # vLLM's engine loop, the same failure there: "[v1/engine/core.py:720] IndexError: ..."
                 pat(
                     r"^\[v1/engine/core\.py:\d+\] (?P<exc>\w*(?:Error|Exception)): (?P<msg>.*)$",
-                    "engine/core.py",
                     summary="an exception in the engine loop while serving: {exc}: {msg}",
                 ),
                 # the same, where the reader took the logger's prefix off as the line's origin

@@ -37,6 +37,7 @@ from orchestrator.diagnosis.model import (
     HINT,
     Family,
     Rule,
+    Signal,
     example,
     pat,
     said,
@@ -45,6 +46,24 @@ from orchestrator.diagnosis.model import (
 from orchestrator.sglang import code
 
 __all__ = ["STARTUP_RULES"]
+
+# EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
+# the short "Address in use")
+_ADDR_IN_USE = (
+    "Errno 98",
+    "errno: 98",
+    "errno 98",
+    "ddress already in use",
+    "Address in use",
+    "EADDRINUSE",
+)
+# CUDA's words for an operation refused while a stream is being captured into a graph
+_CAPTURE_REFUSED = (
+    "stream is capturing",
+    "cudaErrorStreamCapture",
+    "during stream capture",
+    "capture was invalidated",
+)
 
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
@@ -86,7 +105,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 _EXC + r"AssertionError\s*$",
-                "AssertionError",
                 context=(_NEED_STEPS_FUNCS, _NEED_STEPS_SOURCES),
             ),
         ),
@@ -139,19 +157,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:requires|must be|expects?) speculative_(?:num_draft_tokens|num_steps|eagle_topk).*)",
-                (
-                    "requires speculative_",
-                    "must be speculative_",
-                    "expects speculative_",
-                    "expect speculative_",
-                ),
                 summary="SGLang refused the speculative settings it resolved: {msg}",
                 fix="set speculative_num_steps, speculative_eagle_topk and speculative_num_draft_tokens explicitly so that they satisfy the check quoted (SGLang's own choice for this model does not)",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>RuntimeError): (?P<msg>Sizes of tensors must match except in dimension \d+\..*)",
-                "Sizes of tensors must match",
                 context=(r"_eagle3?\.py|eagle_worker|/speculative/", r"in forward|in draft"),
                 summary="the EAGLE drafter's forward got tensors of mismatched sizes ({msg}): with top-k > 1 under SGLang's spec-v2 / overlap scheduling this is a known failure (sglang #13352); a drafter of another hidden size fails the same way",
                 fix="run the drafter with speculative_eagle_topk = 1 (and num_draft_tokens = steps + 1), or without spec v2 (unset SGLANG_ENABLE_SPEC_V2, or disable_overlap_schedule = true); if it persists with top-k 1, check the drafter's hidden size against the target's",
@@ -159,7 +170,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>ValueError|TypeError|NotImplementedError|AssertionError): (?P<msg>.+)$",
-                ("ValueError", "TypeError", "NotImplementedError", "AssertionError"),
                 context=_SPEC_FRAMES,
             ),
         ),
@@ -217,18 +227,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
             *said("weight-shape-mismatch", context=_DRAFT_FRAMES),
             pat(
                 _EXC + r"AssertionError: (?P<msg>.*(?:param_data\.shape|loaded_weight\.shape).*)",
-                "loaded_weight.shape",
                 context=_DRAFT_FRAMES,
             ),
             pat(
                 _EXC
                 + r"RuntimeError: (?P<msg>.*(?:size mismatch for|Error\(s\) in loading state_dict|shapes cannot be multiplied).*)",
-                ("size mismatch", "state_dict", "shapes cannot be multiplied"),
                 context=_DRAFT_FRAMES,
             ),
             pat(
                 _EXC + r"KeyError: (?P<msg>'(?P<param>midlayer\.[\w.]+)')",
-                "midlayer.",
                 summary="the EAGLE-3 drafter's weights ({param}) were loaded by a model class that is not an EAGLE-3 draft model: its config.json names the wrong architecture",
                 fix="set the drafter's config.json architectures to the EAGLE-3 class SGLang expects (LlamaForCausalLMEagle3, or Eagle3DeepseekV2ForCausalLM for an MLA drafter), or use a drafter converted for SGLang; deploy validate checks drafter-architecture",
                 preflight="drafter-architecture",
@@ -236,14 +243,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|RuntimeError|ValueError): (?P<msg>Expected logits to have shape \(\*, (?P<want>\d+)\), but got torch\.Size\(\[\d+, (?P<got>\d+)\]\))",
-                "Expected logits to have shape",
                 summary="the drafter's logits have {got} columns but the target's vocabulary has {want}: the draft vocabulary's mapping to the target (d2t) is missing or the drafter was trained for another model",
                 fix="use an EAGLE-3 drafter trained for this target whose checkpoint carries its d2t/t2d vocabulary map (or a full-vocabulary drafter), and an SGLang release that loads it",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>RuntimeError|IndexError): (?P<msg>(?:The size of tensor a \((?P<got>\d+)\) must match the size of tensor b \((?P<want>\d+)\)|index -?\d+ is out of bounds for dimension \d+ with size \d+).*)",
-                ("The size of tensor a", "is out of bounds for dimension"),
                 context=_DRAFT_FRAMES + r"|_mtp\.py|in load_weights",
             ),
             *said("eagle3-mla-q-lora"),
@@ -278,12 +283,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>(?P<numerator>\d+) is not divisible by (?P<denominator>\d+).*)",
-                "is not divisible by",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:Total number of attention heads|num_attention_heads|number of heads) \(?(?P<numerator>\d+)\)? must be divisible by (?:tensor parallel size )?\(?(?P<denominator>\d+)\)?.*)",
-                "must be divisible by",
             ),
         ),
         preflight_rule="tp-divides-heads",
@@ -300,6 +303,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 both=True,
             ),
         ),
+        # a CUDA error raised in an attention kernel's own source, refusing its launch: a
+        # kernel built for another GPU generation (FA3 is Hopper-only) or shape
+        signals=(
+            Signal(
+                ("cuda",),
+                words=code.ATTENTION_KERNEL_SOURCES,
+                and_words=("invalid argument", "invalid device function", "not supported"),
+            ),
+        ),
         title="the attention backend is not available on this GPU or for this model",
         summary="the attention backend was refused: {msg}",
         fix="{fixhint}",
@@ -313,28 +325,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>\w+Error): (?P<msg>Only (?P<allowed>\{[^}]*\}|\[[^\]]*\]|\([^)]*\)) backends? (?:are|is) supported on .*)",
-                "backends are supported on",
             ),
             *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
             pat(
                 _EXC
                 + r"(?P<exc>\w+Error): (?P<msg>.*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
-                (
-                    "upported on",
-                    "only supports",
-                    "requires SM",
-                    "not valid for this configuration",
-                    "is not supported for",
-                ),
             ),
             pat(
                 r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
-                (
-                    "Unsupported head_dim",
-                    "head_size not supported",
-                    "is not supported",
-                    "Unsupported head size",
-                ),
             ),
         ),
         preflight_rule="trtllm-mla-needs-blackwell",
@@ -362,23 +360,19 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
-                "undefined symbol",
             ),
             # a CUDA library of one major version missing: the package was built for another CUDA
             pat(
                 r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda)[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
-                "cannot open shared object file",
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
-                "undefined symbol",
             ),
             *said("pkg-not-installed", anywhere=True),
             *said("pkg-too-old", anywhere=True),
             pat(
                 _EXC
                 + r"(?P<exc>AttributeError|NameError|RuntimeError): (?P<msg>.*(?:'_OpNamespace' '(?P<pkg>sgl_kernel|sgl-kernel)' object has no attribute|No such operator (?P<lib>sgl_kernel)::|name '\w+' is not defined).*)",
-                ("_OpNamespace", "No such operator", "is not defined"),
                 context=r"sgl_kernel|flashinfer|/speculative/|eagle",
             ),
         ),
@@ -399,6 +393,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="python-import-error",
         families=(Family(("ModuleNotFoundError", "ImportError")),),
+        # an import failure reported by a supervisor, a worker pool or a launcher in its own
+        # ERROR line (no exception line of its own): Python's words, any wrapper
+        signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -411,26 +408,22 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
-                "Error while finding module specification",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)'.*)",
-                "ModuleNotFoundError",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>ImportError): (?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
-                "ImportError",
             ),
-            pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)", "ImportError"),
+            pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)"),
             pat(
                 r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
-                "Could not load any common_ops",
                 module="sgl_kernel",
                 critical="1",
             ),
-            pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$", "No module named"),
+            pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
         ),
         defaults={"module": "", "msg": "?", "critical": ""},
         enrich=_enrich_import,
@@ -451,15 +444,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"Failed to locate executable (?P<path>\S+): (?P<msg>.*)",
-                "Failed to locate executable",
             ),
             pat(
                 r"Failed at step (?P<step>[A-Z_]+) spawning (?P<path>\S+): (?P<msg>.*)",
-                "Failed at step",
             ),
             pat(
                 r"Main process exited, code=exited, status=(?P<msg>(?:203/EXEC|200/CHDIR|217/USER|209/STDOUT|226/NAMESPACE))",
-                "code=exited, status=2",
             ),
         ),
         defaults={"path": "?", "msg": "?"},
@@ -494,15 +484,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\).*)",
-                "driver on your system is too old",
             ),
             pat(
                 r"(?P<msg>.*CUDA driver version is insufficient for CUDA runtime version.*)",
-                "CUDA driver version is insufficient",
             ),
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
-                "forward compatibility was attempted",
             ),
         ),
         preflight_rule=None,
@@ -543,26 +530,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>Error 802: system not yet initialized|cudaErrorSystemNotReady)",
-                ("Error 802", "cudaErrorSystemNotReady"),
                 fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
             ),
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
-                (
-                    "No CUDA GPUs",
-                    "no NVIDIA driver",
-                    "no CUDA-capable device",
-                    "NVIDIA-SMI has failed",
-                ),
             ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
-                "invalid device ordinal",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
             ),
             pat(
                 r"(?P<msg>.*CUDA-capable device\(s\) (?:is|are) busy or unavailable.*)",
-                "busy or unavailable",
                 fixhint="another process holds the GPUs (or they are in exclusive-process mode): find it with `nvidia-smi` and stop it",
             ),
         ),
@@ -604,19 +582,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*no kernel image is available for execution on the device.*)",
-                "no kernel image",
             ),
             pat(
                 r"(?P<msg>.*(?:only supported on GPUs with compute capability of at least|requires (?:a GPU with )?compute capability (?:of )?(?:at least )?|[Cc]ompute [Cc]apability (?:of )?at least )(?P<need>\d+\.\d).*?(?:capability (?:of |is )?(?P<b>\d)\.(?P<c>\d))?.*)",
-                ("compute capability of at least", "compute capability", "Compute Capability"),
             ),
             pat(
                 r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
-                "is not compatible with the current PyTorch",
             ),
             pat(
                 r"(?P<msg>.*(?:the provided PTX was compiled with an unsupported toolchain|device kernel image is invalid).*)",
-                ("unsupported toolchain", "kernel image is invalid"),
             ),
         ),
         defaults={"msg": "?", "sm": "?"},
@@ -655,27 +629,18 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*Cannot access gated repo for url (?P<url>\S*?huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+))\S*.*)",
-                "Cannot access gated repo",
             ),
             pat(
                 r"(?P<msg>.*(?:Repo model|Access to model) (?P<repo>[\w.-]+/[\w.-]+) is (?:gated|restricted).*)",
-                ("is gated", "is restricted"),
             ),
             pat(
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
-                "GatedRepoError",
             ),
             pat(
                 r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+).*)",
-                ("401 Client Error", "403 Client Error"),
             ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
-                (
-                    "Invalid user token",
-                    "Invalid access token",
-                    "Invalid credentials in Authorization",
-                ),
             ),
         ),
         preflight_rule="model-path-hub",
@@ -699,6 +664,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "NameResolutionError",
                     "ConnectTimeoutError",
                     "OSError",
+                    # the same failures as httpx, aiohttp, socket and ssl name them
+                    "ConnectError",
+                    "ReadError",
+                    "ClientConnectorError",
+                    "gaierror",
+                    "SSLError",
+                    "ProxyError",
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
@@ -716,20 +688,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>We couldn't connect to '(?P<url>https?://[^']+)'.*)",
-                "couldn't connect to",
             ),
-            pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)", "LocalEntryNotFoundError"),
+            pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)"),
             pat(
                 r"(?P<msg>.*OfflineModeIsEnabled: .*|.*offline mode is enabled.*)",
-                ("OfflineModeIsEnabled", "offline mode is enabled"),
             ),
             pat(
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
-                "outgoing traffic has been disabled",
             ),
             pat(
                 r"\A(?P<msg>(?>.*?huggingface\.co).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
-                "huggingface.co",
             ),
         ),
         preflight_rule="model-path-hub",
@@ -743,6 +711,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
         id="model-not-found",
         families=(
             Family(("RepositoryNotFoundError", "EntryNotFoundError", "HFValidationError")),
+            # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
+            # transformers' hub code); 401/403 are hf-auth's, connection errors the unreachable Hub's
+            Family(
+                ("HTTPError", "HfHubHTTPError"),
+                words=("404 Client Error", "404 Not Found"),
+                frames=("huggingface_hub/", "transformers/utils/hub"),
+                both=True,
+            ),
             Family(
                 ("OSError", "FileNotFoundError", "ValueError"),
                 words=(
@@ -766,35 +742,27 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?:HFValidationError): (?P<msg>Repo id must be in the form .*?: '(?P<path>[^']+)'.*)",
-                "HFValidationError",
             ),
             pat(
                 _EXC
                 + r"(?:\w+Error): (?P<msg>(?P<path>\S+) does not appear to have a file named (?P<file>[\w.-]+).*)",
-                "does not appear to have a file named",
             ),
             pat(
                 r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
-                ("is not a local folder", "Can't load the configuration"),
             ),
-            pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)", "RepositoryNotFoundError"),
-            pat(
-                r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)", "Repository Not Found"
-            ),
+            pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)"),
+            pat(r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)"),
             pat(
                 _EXC
                 + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?P<path>[^']+)')",
-                "FileNotFoundError",
             ),
             pat(
                 _EXC
                 + r"ValueError: (?P<msg>Unrecognized model in (?P<path>\S+)\. Should have a `model_type` key.*)",
-                "Unrecognized model in",
             ),
             # deploy's own check oneshot (templates/sglang-check.service.j2), before any load
             pat(
                 r"deploy-check: (?P<msg>(?:model|drafter) (?:directory )?(?P<path>/\S*?)(?:/config\.json)? (?:does not exist|is missing or not readable.*|has no weight files.*))",
-                "deploy-check:",
             ),
         ),
         preflight_rule="model-path-missing",
@@ -837,12 +805,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*has model type `(?P<mtype>[\w.-]+)` but Transformers does not recognize this architecture.*)",
-                "does not recognize this architecture",
                 fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
             ),
             pat(
                 r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some )?code in that repo|set the option `trust_remote_code=True`|Please pass the argument `trust_remote_code=True`).*)",
-                ("trust_remote_code=True",),
                 fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
             ),
             *said(
@@ -862,6 +828,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="warmup-proxy",
+        families=(
+            # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
+            # not deeper in the model it ran: the request to its own port did not get through
+            Family((), site_functions=code.WARMUP_FUNCTIONS),
+        ),
+        signals=(
+            # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
+            Signal(("sglang-warmup",), role=FALLBACK),
+        ),
         title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
         summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
         fix="{fixhint}",
@@ -875,11 +850,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError): (?P<msg>res=<Response \[(?P<status>(?!200)\d{3})\]>.*)",
-                "res=<Response",
             ),
             pat(
                 r"(?P<msg>.*warmup error:.*(?:ProxyError|Tunnel connection failed|407 Proxy Authentication Required).*)",
-                ("ProxyError", "Tunnel connection failed", "407 Proxy"),
                 status="407",
             ),
         ),
@@ -896,11 +869,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="port-in-use",
         families=(
-            Family(
-                ("OSError", "RuntimeError", "SystemExit", "DistNetworkError"),
-                words=("Errno 98", "errno: 98", "ddress already in use", "EADDRINUSE"),
-            ),
+            # EADDRINUSE in any library's words (uvicorn, zmq, c10d, gloo, asyncio), any type
+            Family((), words=_ADDR_IN_USE),
         ),
+        signals=(Signal(("error-level",), words=_ADDR_IN_USE),),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
         fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
@@ -913,17 +885,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>\[Errno 98\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?[Aa]ddress already in use)",
-                "Errno 98",
             ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
-                ("failed to listen on any local network address", "EADDRINUSE"),
             ),
             *said("port-not-available", anywhere=True),
             *said(
                 "port-in-use", anywhere=True, fields={"ports": r"(?:.*?nccl_port=(?P<port>\d+))?.*"}
             ),
-            pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)", "is already in use"),
+            pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)"),
         ),
         preflight_rule=None,
         defaults={"port": "?", "msg": "?"},
@@ -935,13 +905,28 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="dist-init-timeout",
         families=(
-            Family(("DistNetworkError", "DistStoreError")),
+            Family(
+                (
+                    "DistNetworkError",
+                    "DistStoreError",
+                    "RendezvousConnectionError",
+                    "RendezvousTimeoutError",
+                )
+            ),
             Family(
                 ("TimeoutError", "RuntimeError"),
                 words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
                 frames=code.DISTRIBUTED_PACKAGES,
                 both=True,
             ),
+        ),
+        # torch's C++ store/rendezvous logging its own failure (glog E lines, elastic agent)
+        signals=(
+            Signal(
+                ("c10d", "error-level"),
+                words=("timed out", "Timed out", "failed to connect", "Connection refused"),
+            ),
+            Signal(("c10d",), words=("RendezvousConnectionError", "RendezvousTimeoutError")),
         ),
         title="the ranks could not meet: torch.distributed rendezvous failed",
         summary="torch.distributed could not connect the ranks: {msg}",
@@ -954,25 +939,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             'address of (host, port)", "Timed out waiting …ms for send operation".'
         ),
         patterns=(
-            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)", "connectFullMesh failed"),
+            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)"),
             pat(
                 r"(?P<msg>.*The client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\).*)",
-                "failed to connect to any network address",
             ),
             pat(
                 r"(?P<msg>.*(?:gloo|Gloo).*Timed out waiting \d+ms for (?:send|recv) operation to complete.*)",
-                "Timed out waiting",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
-                (
-                    "Timed out after",
-                    "Socket Timeout",
-                    "wait timeout after",
-                    "Connection reset by peer",
-                    "Connection refused",
-                ),
             ),
         ),
         defaults={"msg": "?", "host": "", "port": "?"},
@@ -995,7 +971,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
-                ("to Raylet", "with raylet", "RaySystemError", "raylet died", "connect to GCS"),
             ),
         ),
         defaults={"msg": "?"},
@@ -1010,7 +985,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ("CalledProcessError", "RuntimeError", "CompilationError"),
                 words=("ninja", "nvcc", "Error building extension"),
             ),
+            # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
+            # Triton, setuptools, DeepGEMM/flashinfer JIT)
+            Family(
+                ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
+                frames=code.BUILD_PACKAGES,
+            ),
         ),
+        # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
+        signals=(Signal(("compiler",), words=("error",)),),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
         fix="{fixhint}",
@@ -1022,14 +1005,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "wrapper for a failed CUDA-graph capture, whose memory advice does not apply."
         ),
         patterns=(
-            pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)", "cannot find -l"),
+            pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
             pat(
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
-                ("ninja exited", "ninja: build stopped"),
             ),
             pat(
                 r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|error: command '\S*nvcc' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set).*)",
-                ("nvcc", "CUDA toolkit", "CUDA_HOME"),
             ),
         ),
         defaults={"msg": "?", "lib": ""},
@@ -1041,6 +1022,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="lora-unsupported",
+        families=(
+            # an exception that names LoRA AND what it cannot do (support, target, apply)
+            Family(
+                ("ValueError", "NotImplementedError", "AssertionError", "RuntimeError"),
+                words=("LoRA", "lora", "Lora"),
+                and_words=("not support", "does not support", "unsupported", "Unsupported"),
+            ),
+        ),
         title="the LoRA setup does not fit this model",
         summary="SGLang's LoRA support failed on this model: {msg}",
         fix="this SGLang release cannot apply LoRA to these layers (MoE experts, for one): drop lora_paths / enable_lora, target other modules (lora_target_modules), or upgrade SGLang",
@@ -1053,7 +1042,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AttributeError|NotImplementedError|ValueError|KeyError): (?P<msg>.+)",
-                ("AttributeError", "NotImplementedError", "ValueError", "KeyError"),
                 context=r"/lora/|lora_manager|get_lora_layer",
             ),
         ),
@@ -1084,33 +1072,23 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "only when nothing else explains the failure."
         ),
         patterns=(
-            pat(r"A process of this unit has been killed by the OOM killer", "OOM killer"),
-            pat(r"Failed with result 'oom-kill'", "'oom-kill'"),
+            pat(r"A process of this unit has been killed by the OOM killer"),
+            pat(r"Failed with result 'oom-kill'"),
             pat(
                 r"(?:Memory cgroup )?[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
-                ("of memory: Killed process",),
             ),
-            pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)", "oom-kill:"),
+            pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)"),
             pat(
                 r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
-                (
-                    "running low on memory",
-                    "memory pressure",
-                    "memory_monitor",
-                    "memory monitor",
-                    "Task was killed",
-                ),
                 comm="a worker (killed by Ray's memory monitor)",
             ),
             pat(
                 r"(?P<msg>.*The actor is dead because its worker process has died.*)",
-                "The actor is dead",
                 role=HINT,
                 summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
             pat(
                 r"Main process exited, code=killed, status=(?P<sig>9/KILL)",
-                "status=9/KILL",
                 role=HINT,
                 summary="a process of the service was killed with SIGKILL and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
@@ -1145,25 +1123,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*(?:posix_fallocate failed: No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
-                (
-                    "posix_fallocate",
-                    "shared memory segment",
-                    "unable to write to file",
-                    "unable to open shared memory",
-                    "No space left",
-                ),
                 fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>OSError|MemoryError): (?P<msg>\[Errno 12\] Cannot allocate memory.*)",
-                ("Errno 12", "Cannot allocate memory"),
                 fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
             ),
             pat(
                 # the first "Bus error" is kept (atomic group): linear even when no shm word follows
                 r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
-                ("Bus error", "SIGBUS"),
                 fixhint="a bus error on shared memory: /dev/shm is too small (containers: --shm-size 16g or --ipc=host)",
             ),
         ),
@@ -1191,15 +1160,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
-                "CUDA out of memory",
             ),
             pat(
                 r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
-                "CUDA out of memory",
             ),
             pat(
                 r"(?P<msg>CUDA out of memory.*|CUDA error: out of memory.*|CUBLAS_STATUS_ALLOC_FAILED.*|NCCL WARN Cuda failure 'out of memory'.*)",
-                ("out of memory", "ALLOC_FAILED"),
                 summary="GPU out of memory: {msg}",
             ),
             *said(
@@ -1211,11 +1177,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
-                (
-                    "maximum number of tokens that can be stored in KV cache",
-                    "No available memory for the cache blocks",
-                    "Insufficient memory for KV cache",
-                ),
                 summary="after the weights, too little GPU memory is left for the KV cache: {msg}",
                 fix="give the KV cache more room (a higher memory fraction), lower the context length, or use more / larger GPUs",
             ),
@@ -1266,26 +1227,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "first, the others print NCCL errors as consequences: the earlier cause wins."
         ),
         patterns=(
-            pat(r"NCCL error in: (?P<where>\S+?),? (?P<msg>.*)", "NCCL error in"),
+            pat(r"NCCL error in: (?P<where>\S+?),? (?P<msg>.*)"),
             pat(
                 r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
-                ("HCCL", "RCCL"),
             ),
-            pat(r"NCCL error: (?P<msg>.*)", "NCCL error:"),
+            pat(r"NCCL error: (?P<msg>.*)"),
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
-                "Watchdog caught collective",
             ),
-            pat(r"NCCL WARN (?P<msg>.*)", "NCCL WARN"),
+            pat(r"NCCL WARN (?P<msg>.*)"),
             pat(
                 r"(?P<msg>.*\bnccl(?:InternalError|SystemError|UnhandledCudaError|RemoteError|InvalidUsage|InvalidArgument)\b.*)",
-                (
-                    "ncclInternalError",
-                    "ncclSystemError",
-                    "ncclUnhandledCudaError",
-                    "ncclRemoteError",
-                    "ncclInvalid",
-                ),
             ),
         ),
         defaults={"msg": "?"},
@@ -1297,6 +1249,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-graph-capture-failed",
+        families=(
+            # CUDA refused an operation during stream capture, whatever raised it
+            Family(
+                ("RuntimeError", "AcceleratorError", "CudaError"),
+                words=_CAPTURE_REFUSED,
+            ),
+        ),
+        signals=(Signal(("cuda",), words=_CAPTURE_REFUSED),),
         title="CUDA graph capture failed",
         summary="CUDA graph capture failed: {msg}",
         fix="lower --mem-fraction-static (e.g. 0.8), or {graph_max_bs} (e.g. 16); last resort {graph_disable} (slow). With EAGLE-3 the draft and verify graphs need extra memory",
@@ -1333,8 +1293,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "gives up (Result=start-limit-hit). The cause is in the earlier invocations."
         ),
         patterns=(
-            pat(r"Start request repeated too quickly", "repeated too quickly"),
-            pat(r"Failed with result 'start-limit-hit'", "'start-limit-hit'", gate="ailed"),
+            pat(r"Start request repeated too quickly"),
+            pat(r"Failed with result 'start-limit-hit'", gate="ailed"),
         ),
         role=FALLBACK,
         examples=("sglang-kimi.service: Start request repeated too quickly.",),
@@ -1350,8 +1310,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "error. The summary names the last start-up milestone reached."
         ),
         patterns=(
-            pat(r"start(?:-pre|-post)? operation timed out\. Terminating", "operation timed out"),
-            pat(r"Failed with result 'timeout'", "'timeout'"),
+            pat(r"start(?:-pre|-post)? operation timed out\. Terminating"),
+            pat(r"Failed with result 'timeout'"),
         ),
         role=FALLBACK,
         defaults={"phase": "none seen"},

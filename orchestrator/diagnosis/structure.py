@@ -22,9 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orchestrator import sglang
+from orchestrator.diagnosis.model import literals
 from orchestrator.journal import JournalEntry
 
 __all__ = [
+    "EVENT_KEYWORDS",
+    "EVENT_KINDS",
     "FRAME",
     "RAISED",
     "TRACEBACK",
@@ -33,6 +36,7 @@ __all__ = [
     "Raised",
     "Traceback",
     "event_kind",
+    "event_kinds",
     "http_status",
     "root_exception",
     "tracebacks",
@@ -237,6 +241,12 @@ def root_exception(tbs: Sequence[Traceback]) -> tuple[Traceback, Raised] | None:
 
 # --------------------------------------------------------------------------- events
 
+# a line logged at ERROR level: a logger's level word, glog's `E1226 ...` / `[E file.cpp:N]`
+_ERROR_LEVEL = re.compile(
+    r"(?:^|[\s|\]:-])(?:ERROR|CRITICAL|FATAL)\b|"
+    r"(?:^|[\s\]:])\[?E\d{4} \d\d:\d\d:|(?:^|[\s\]:])\[E [\w.]{1,60}:\d{1,6}\]|"
+    r"\[rank\d{1,5}\]:\[E"
+)
 _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("xid", re.compile(r"NVRM: Xid \(PCI:[0-9A-Fa-f:.]{7,16}\): \d{1,3}\b")),
     ("nccl", re.compile(r"\bNCCL (?:WARN|error|ERROR)\b|\bnccl\w{0,20}Error\b")),
@@ -256,16 +266,56 @@ _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
             )
         ),
     ),
+    (
+        "sglang-warmup",  # SGLang's warm-up gave up (its own wrapper, every release's words)
+        re.compile("|".join(re.escape(m.keyword()) for m in sglang.all_messages("warmup-failed"))),
+    ),
+    # torch.distributed's C++ store and rendezvous (glog lines tagged [c10d], TCPStore.cpp,
+    # socket.cpp) and the elastic agent's rendezvous errors, from any launcher
+    (
+        "c10d",
+        re.compile(
+            r"\[c10d\]|\bTCPStore\.cpp\b|\bsocket\.cpp:\d|Rendezvous(?:Connection|Timeout)Error\b"
+        ),
+    ),
+    # a C/C++/CUDA compiler's error line (gcc/clang `f.c:5:10: fatal error:`, nvcc
+    # `f.cu(12): error:`): a JIT build (Triton, torch cpp_extension, ninja) failed
+    (
+        "compiler",
+        re.compile(
+            r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp)(?::\d{1,7}:\d{1,5}:|\(\d{1,7}\):) (?:fatal )?error\b"
+        ),
+    ),
+    ("error-level", _ERROR_LEVEL),
 )
+EVENT_KINDS: tuple[str, ...] = tuple(k for k, _ in _EVENTS)
+# Each kind's pre-filter keywords, derived from its regex's literal parts (None: it has none,
+# e.g. glog's one-letter level): one of them is in every line of that kind.
+EVENT_KEYWORDS: dict[str, tuple[str, ...] | None] = {
+    k: literals(rx.pattern, rx.flags) for k, rx in _EVENTS
+}
 _HTTP_STATUS = re.compile(r"HTTP/[\d.]{1,3}\" (?P<status>\d{3})\b")
 
 
 def event_kind(text: str) -> str | None:
-    """The kind of signal a (capped, prefix-free) line is, or None."""
+    """The (first) kind of signal a (capped, prefix-free) line is, or None."""
     for kind, rx in _EVENTS:
         if rx.search(text):
             return kind
     return None
+
+
+def event_kinds(text: str, raw: str | None = None, priority: int | None = None) -> tuple[str, ...]:
+    """Every kind of signal a (capped, prefix-free) line is (a glog `E…` line of c10d is both
+    "c10d" and "error-level"). `raw`: the line with the prefix the reader took off (a glog
+    or logger header holds its level); `priority`: the journal's (<= 3 is an error)."""
+    kinds = tuple(kind for kind, rx in _EVENTS if rx.search(text))
+    if "error-level" not in kinds and (
+        (priority is not None and priority <= 3)
+        or (raw is not None and raw is not text and _ERROR_LEVEL.search(raw))
+    ):
+        kinds += ("error-level",)
+    return kinds
 
 
 def http_status(text: str) -> int | None:

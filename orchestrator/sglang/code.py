@@ -9,7 +9,9 @@ Read off sglang 0.5.23 (and the 0.5.11 names field reports show). Standard libra
 from __future__ import annotations
 
 __all__ = [
+    "ATTENTION_KERNEL_SOURCES",
     "ATTENTION_PACKAGES",
+    "BUILD_PACKAGES",
     "DISTRIBUTED_PACKAGES",
     "DRAFT_FRAMES",
     "DRAFT_PACKAGES",
@@ -18,6 +20,7 @@ __all__ = [
     "SERVING_LOOP",
     "SPEC_ARGS_FRAMES",
     "VERIFY_STEP",
+    "WARMUP_FUNCTIONS",
 ]
 
 # speculative argument handling: arg_groups/speculative_hook.py (0.5.2x), server_args.py
@@ -41,3 +44,30 @@ DRAFT_PACKAGES = ("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft")
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
 MODEL_REGISTRY = ("sglang/srt/models/registry", "sglang/srt/model_loader/utils")
 DISTRIBUTED_PACKAGES = ("torch/distributed/", "sglang/srt/distributed/")
+# the builders of kernels compiled on the box at start-up: a CalledProcessError (the compiler's
+# exit status) raised under one of these is a JIT build failure, whatever the compiler printed
+BUILD_PACKAGES = (
+    "torch/utils/cpp_extension",
+    "triton/runtime/build",
+    "triton/backends/",
+    "triton/compiler/",
+    "setuptools/",
+    "distutils/",
+    "deep_gemm/jit",
+    "flashinfer/jit",
+    "tvm_ffi/",
+    "sgl_kernel/jit",
+    "sglang/jit_kernel",
+)
+# SGLang's warm-up of its own HTTP server (http_server.py / server.py, every release): an
+# exception raised by these functions themselves (not deeper, in the model) is the warm-up
+# request failing to reach the server
+WARMUP_FUNCTIONS = (
+    "_execute_server_warmup",
+    "_wait_and_warmup",
+    "_run_server_warmup_after_http_ready",
+    "_wait_until_http_ready",
+)
+# the sources of attention kernels as CUDA errors name them (`CUDA error (<file>:<line>)`):
+# flash-attention (FA3 is its hopper/ tree), flashinfer
+ATTENTION_KERNEL_SOURCES = ("flash-attention", "flash_attn", "flash_fwd", "flashinfer")
