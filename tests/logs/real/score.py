@@ -1,6 +1,6 @@
 """Score one batch of the real-log corpus with the classifier in this tree; append it to the ledger.
 
-    python3 -m tests.logs.real.score --batch B --engine "<commit: description>" [--append]
+    python3 -m tests.logs.real.score --batch C --engine "<commit: description>" [--append]
 
 Run it from the repository root with `PYTHONPATH=$PWD`, so that the working tree's classifier is
 the one measured. Without `--append` it prints the row and the misses and writes nothing. With
@@ -171,7 +171,7 @@ def write_readme_table(rows: Sequence[Entry]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tests.logs.real.score", description=__doc__)
-    ap.add_argument("--batch", required=True, help='the batch to score ("0", "A", "B", ...)')
+    ap.add_argument("--batch", required=True, help='the batch to score ("0", "A", "B", "C", ...)')
     ap.add_argument("--engine", required=True, help="which classifier: commit and a short name")
     ap.add_argument("--append", action="store_true", help="append the row to ledger.json")
     ap.add_argument(
