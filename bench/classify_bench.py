@@ -1,4 +1,4 @@
-"""Classifier speed: a 200k-line realistic journal, classified from text, must take < 2 s.
+"""Classifier speed: a 200k-line realistic journal, classified from text, must take <= 1 s; one failed start <= 0.2 s.
 
 Run: python bench/classify_bench.py [--lines N] [--limit SECONDS]
 Builds the journal (SGLang start-up, the real error early, then 200k lines of serving noise
@@ -72,20 +72,33 @@ def build(mf: ModuleType, n: int) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=200_000)
-    ap.add_argument("--limit", type=float, default=2.0)
+    ap.add_argument("--limit", type=float, default=1.0)
     args = ap.parse_args(argv)
     mf = _fixtures()
     lines = build(mf, args.lines)
     worst = 0.0
-    for fmt, conv in (("json", mf.to_json), ("short", mf.to_short_precise), ("cat", mf.to_cat)):
+
+    def kubectl(ls: list[str]) -> str:  # a shipper's prefix the reader must learn
+        return "\n".join(
+            f"[pod/sglang-0/sglang] 2026-12-02T10:00:{i % 60:02d}.123456789Z {ln}"
+            for i, ln in enumerate(mf.to_cat(ls).split("\n"))
+        )
+
+    for fmt, conv in (
+        ("json", mf.to_json),
+        ("short", mf.to_short_precise),
+        ("cat", mf.to_cat),
+        ("kubectl", kubectl),
+    ):
         text = conv(lines)
         t0 = time.perf_counter()
         d = classify_text(text)
         dt = time.perf_counter() - t0
-        worst = max(worst, dt)
+        if fmt != "kubectl":  # the limit is for a journal; a shipper's prefix is shown beside
+            worst = max(worst, dt)
         ok = d.category == "cuda-oom"
         print(
-            f"{fmt:5s} text   {len(lines):7d} lines  {len(text) / 1e6:6.1f} MB  {dt:6.3f} s  "
+            f"{fmt:7s} text   {len(lines):7d} lines  {len(text) / 1e6:6.1f} MB  {dt:6.3f} s  "
             f"{len(lines) / dt:10.0f} lines/s  -> {d.category}{'' if ok else '  (WRONG)'}"
         )
         if not ok:
@@ -95,8 +108,16 @@ def main(argv: list[str] | None = None) -> int:
         d2 = classify(entries)
         dt2 = time.perf_counter() - t0
         print(
-            f"{fmt:5s} parsed {len(entries):7d} lines             {dt2:6.3f} s  {len(entries) / dt2:10.0f} lines/s  -> {d2.category}"
+            f"{fmt:7s} parsed {len(entries):7d} lines             {dt2:6.3f} s  {len(entries) / dt2:10.0f} lines/s  -> {d2.category}"
         )
+    # one failed start, as `up` diagnoses it: the seed's journal (a few hundred lines)
+    seed = (ROOT / "tests" / "logs" / "seed_spec_assert.json").read_text()
+    t0 = time.perf_counter()
+    d3 = classify_text(seed)
+    one = time.perf_counter() - t0
+    print(f"one failed start (seed_spec_assert.json): {one:.3f} s -> {d3.category} (limit 0.2 s)")
+    if one > 0.2:
+        worst = max(worst, args.limit + one)
     verdict = "OK" if worst <= args.limit else "TOO SLOW"
     print(f"worst text classification: {worst:.3f} s (limit {args.limit:.1f} s): {verdict}")
     return 0 if worst <= args.limit else 1

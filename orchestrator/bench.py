@@ -286,6 +286,8 @@ async def _one_request(
 ) -> RequestResult:
     import httpx
 
+    from orchestrator.httpcap import BodyTooLarge, alines, aread
+
     t0 = clock()
     first: float | None = None
     last: float | None = None
@@ -296,9 +298,12 @@ async def _one_request(
     try:
         async with client.stream("POST", base_url + path, json=body) as r:
             if r.status_code != 200:
-                text = (await r.aread()).decode("utf-8", "replace")[:200]
+                try:
+                    text = (await aread(r, 64 * 1024)).decode("utf-8", "replace")[:200]
+                except BodyTooLarge as e:
+                    text = f"(an error body over {e.limit} bytes)"
                 return RequestResult(False, f"HTTP {r.status_code}: {text}")
-            async for line in r.aiter_lines():
+            async for line in alines(r):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
@@ -329,6 +334,8 @@ async def _one_request(
                     verify_ct = details["spec_verify_ct"]
     except httpx.HTTPError as e:
         return RequestResult(False, f"{type(e).__name__}: {e}"[:200])
+    except BodyTooLarge as e:
+        return RequestResult(False, f"a stream line longer than {e.limit} bytes")
     end = clock()
     if first is None:
         return RequestResult(False, "the stream ended without any text")
@@ -373,10 +380,12 @@ def _request(model: str, item: Item) -> tuple[str, dict[str, Any]]:
 async def _accept_length(client: Any, base_url: str) -> float | None:
     import httpx
 
+    from orchestrator.httpcap import BodyTooLarge, aget
+
     try:
-        r = await client.get(base_url + "/server_info")
-        info = r.json() if r.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+        r = await aget(client, base_url + "/server_info")
+        info = r.json() if r.status == 200 else None
+    except (httpx.HTTPError, ValueError, BodyTooLarge):
         return None
     from orchestrator.deployer import accept_length
 
@@ -468,6 +477,7 @@ async def server_facts(base_url: str, api_key: str | None = None) -> dict[str, A
     import httpx
 
     from orchestrator.deployer import _server_facts
+    from orchestrator.httpcap import BodyTooLarge, aget
 
     base_url = base_url.rstrip("/")
     fix = (
@@ -476,33 +486,33 @@ async def server_facts(base_url: str, api_key: str | None = None) -> dict[str, A
     )
     async with _client(1, api_key) as client:
         try:
-            r = await client.get(base_url + "/health", timeout=10.0)
-        except httpx.HTTPError as e:
+            r = await aget(client, base_url + "/health", timeout=10.0)
+        except (httpx.HTTPError, BodyTooLarge) as e:
             raise InputError(
                 f"the server at {base_url} is not reachable ({type(e).__name__})",
                 field="--base-url",
                 fix=fix,
             ) from None
-        if r.status_code != 200:
+        if r.status != 200:
             raise InputError(
-                f"the server at {base_url} is not healthy (/health answered {r.status_code})",
+                f"the server at {base_url} is not healthy (/health answered {r.status})",
                 field="--base-url",
                 fix=fix,
             )
         facts: dict[str, Any] = {}
         try:
-            r = await client.get(base_url + "/server_info", timeout=10.0)
-            if r.status_code == 200:
+            r = await aget(client, base_url + "/server_info", timeout=10.0)
+            if r.status == 200:
                 facts = _server_facts(r.json())
-        except (httpx.HTTPError, ValueError):
+        except (httpx.HTTPError, ValueError, BodyTooLarge):
             pass
         if not facts.get("served_model_name"):
             try:
-                r = await client.get(base_url + "/v1/models", timeout=10.0)
-                data = r.json().get("data") if r.status_code == 200 else None
+                r = await aget(client, base_url + "/v1/models", timeout=10.0)
+                data = r.json().get("data") if r.status == 200 else None
                 if isinstance(data, list) and data and isinstance(data[0], dict):
                     facts["served_model_name"] = data[0].get("id")
-            except (httpx.HTTPError, ValueError, AttributeError):
+            except (httpx.HTTPError, ValueError, AttributeError, BodyTooLarge):
                 pass
     return facts
 

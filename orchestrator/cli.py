@@ -291,18 +291,30 @@ def up_cmd(
     raise typer.Exit(res.exit_code)
 
 
+def _unwatched_text(res: UpResult) -> list[str]:
+    """A healthy server whose liveness watcher is not probing it: said, and exit 1."""
+    w = res.watcher
+    if w is None or not res.unwatched:
+        return []
+    return [
+        f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but a hang "
+        "will not be noticed or restarted: fix the watcher (`deploy status` shows it), then "
+        "run `deploy up` again"
+    ]
+
+
 def _up_text(res: UpResult) -> str:
     lines = [f"warning: {w['rule']}: {w['message']}" for w in res.warnings]
     lines.extend(a for a in res.actions if a.startswith("found an interrupted"))
     if res.unchanged:
         lines.append(f"{res.unit}: {res.detail} (invocation {res.invocation_id[:12]})")
-        return "\n".join(lines)
+        return "\n".join(lines + _unwatched_text(res))
     if res.outcome == "healthy":
         lines.append(
             f"{res.unit} is healthy after {res.elapsed_s:.1f} s "
             f"(release {res.release}, invocation {res.invocation_id[:12]})"
         )
-        return "\n".join(lines)
+        return "\n".join(lines + _unwatched_text(res))
     lines.append(f"{res.unit} {res.outcome.upper()} (release {res.release}): {res.detail}")
     if res.diagnosis is not None:
         lines.append(res.diagnosis.render_text())
@@ -501,6 +513,13 @@ def rollback_cmd(
         )
         if res.diagnosis is not None:
             typer.echo(res.diagnosis.summary)
+        w = res.watcher
+        if w is not None and res.unwatched:
+            typer.echo(
+                f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but "
+                "a hang will not be noticed or restarted: fix the watcher (`deploy status` "
+                "shows it)"
+            )
     raise typer.Exit(res.exit_code)
 
 
@@ -555,7 +574,7 @@ def logs_cmd(
         if spec is None and profile is not None:  # a bare name: the installed unit's secrets
             redact.register_units({unit: _read_unit(default_unit_dir(user) / unit)})
         if input_file is not None:
-            text = sys.stdin.read() if input_file == "-" else _read_input(input_file)
+            text = _read_input(input_file)
             from orchestrator.cli_export import classify_k8s_input
 
             if classify and classify_k8s_input(text, as_json=as_json):  # kubectl ... -o json
@@ -605,8 +624,23 @@ def _try_profile(profile: str) -> Spec | None:
 
 
 def _read_input(path: str) -> str:
+    """A saved journal (- for stdin), through journal.read_capped: long lines cut, size capped.
+    A FIFO is read (`--input <(journalctl ...)`); a device or directory is refused."""
+    import stat
+
+    from orchestrator import journal
+
+    if path == "-":
+        return journal.read_capped(sys.stdin.buffer, "the log on stdin", field="--input")
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as fh:
+            if not (stat.S_ISREG(mode := os.fstat(fh.fileno()).st_mode) or stat.S_ISFIFO(mode)):
+                raise InputError(
+                    f"the log file {path} is not a regular file or a pipe",
+                    field="--input",
+                    fix="give the path of a saved journal (journalctl -u UNIT -o json > FILE), or - for stdin",
+                )
+            return journal.read_capped(fh, f"the log file {path}", field="--input")
     except OSError as e:
         raise InputError(
             f"cannot read the log file {path}: {e.strerror}",

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from orchestrator import redact
 from orchestrator.cli_common import fail as _fail
 from orchestrator.cli_common import out as _out
 from orchestrator.errors import DeployError, InputError
@@ -253,6 +254,8 @@ class _Bars:
 
     def _start(self) -> Any:
         """Started at the first level, so a refusal before any request leaves no trace."""
+        import sys
+
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -267,7 +270,8 @@ class _Bars:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            # Numbers only, drawn with cursor controls: below the output boundary (redact).
+            console=Console(file=redact.terminal(sys.stderr)),
         )
         self.progress.__enter__()
         return self.progress

@@ -271,7 +271,13 @@ def tune_cmd(
                 baseline_spec = _baseline_spec(baseline, spec)
             points = tune.grid(grid_steps, grid_topk, grid_draft)
             the_plan = tune.plan(
-                spec, points, adaptive=use_adaptive, gpu=gpu, gpus=box, on_box=not dry_run
+                spec,
+                points,
+                adaptive=use_adaptive,
+                gpu=gpu,
+                gpus=box,
+                on_box=not dry_run,
+                user_mode=user,
             )
             outright = tune.refused_outright(the_plan)
             if outright is not None:

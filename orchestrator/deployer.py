@@ -55,10 +55,15 @@ class RollbackResult:
     installed: list[str]
     actions: list[str]
     diagnosis: Diagnosis | None = None
+    watcher: dict[str, Any] | None = None  # as UpResult.watcher (`deploy rollback` only)
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" else 1
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None))
@@ -84,10 +89,18 @@ class UpResult:
     release: int | None = None
     unchanged: bool = False
     rollback: RollbackResult | None = None
+    # The liveness watcher after a healthy start (liveness.WatcherState.to_json()); None when
+    # the profile has none or the server is not healthy. A healthy server that nothing watches
+    # is not "done": exit 1, the server left running (no rollback: it serves).
+    watcher: dict[str, Any] | None = None
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" else 1
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None, rollback=None))
@@ -96,20 +109,28 @@ class UpResult:
         return d
 
 
-def _preflight(spec: Spec, gpus: GpuReport | None = None) -> list[dict[str, Any]]:
+def _preflight(
+    spec: Spec, gpus: GpuReport | None = None, *, full: bool = True, user: bool = False
+) -> list[dict[str, Any]]:
+    """Preflight on the box; `full=False` (--no-preflight): only its security rules, which
+    no flag skips (who could make root or the server run what)."""
     from orchestrator import preflight
 
-    report = preflight.run(spec, on_box=True, gpus=gpus)
-    if not report.ok:
-        first = report.errors[0]
+    if full:
+        findings = list(preflight.run(spec, on_box=True, gpus=gpus, user_mode=user).findings)
+    else:
+        findings = preflight.security(spec, user_mode=user)
+    errors = [f for f in findings if f.severity == "error"]
+    if errors:
+        first = errors[0]
         raise PreflightRejected(
-            f"preflight refused {spec.name} ({len(report.errors)} error(s)); nothing was changed. "
+            f"preflight refused {spec.name} ({len(errors)} error(s)); nothing was changed. "
             f"First: {first.rule}: {first.message}",
-            findings=list(report.findings),
+            findings=findings,
             field=", ".join(first.flags) or first.rule,
             fix=first.fix + " (see `deploy validate " + spec.name + "` for every finding)",
         )
-    return [f.to_json() for f in report.findings if f.severity == "warning"]
+    return [f.to_json() for f in findings if f.severity == "warning"]
 
 
 async def _lines(spec: Spec, invocation: str, user: bool) -> AsyncIterator[str]:
@@ -142,7 +163,7 @@ def diagnose_start(
 
     def settled(entries: journal.JournalLines) -> bool:
         # PID 1's own lines about the exit can trail the process's last output by a moment
-        # ("Failed with result" comes only after the ExecStopPost incident hook).
+        # ("Failed with result" comes only once systemd has stopped what was left).
         return timed_out or any(
             "Failed with result" in s or "Main process exited" in s for s in entries.search
         )
@@ -175,10 +196,12 @@ def _exit_status(st: UnitState | None) -> str | None:
 async def _healthy_now(url: str) -> bool:
     import httpx
 
+    from orchestrator.httpcap import BodyTooLarge, aget
+
     try:
         async with httpx.AsyncClient(timeout=2.0, trust_env=False) as c:
-            return (await c.get(url)).status_code == 200
-    except httpx.HTTPError:
+            return (await aget(c, url)).status == 200
+    except (httpx.HTTPError, BodyTooLarge):
         return False
 
 
@@ -206,8 +229,9 @@ async def _start_and_wait(
 ) -> _Start:
     """reset-failed, restart, wait; on failure read the journal of that very start."""
     from orchestrator.health import wait_until_healthy
+    from orchestrator.render import recorder_unit
 
-    for name in spec.unit_names:
+    for name in (*spec.unit_names, recorder_unit(spec.name)):
         await sd.reset_failed(name)
     result = await sd.restart(spec.unit_name)
     actions.append(f"restart {spec.unit_name}: job {result}")
@@ -289,14 +313,23 @@ async def up(
     on_progress: OnProgress | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
-    from orchestrator import liveness, render
+    from orchestrator import liveness, render, sandbox
     from orchestrator.releases import Store
     from orchestrator.systemd import Systemd, install_units
 
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
-    warnings = _preflight(spec, gpus) if preflight else []
+    warnings = _preflight(spec, gpus, full=preflight, user=user)
     files = render.render(spec, user_mode=user, state_root=state_root)
+    if preflight:  # the watcher's sandbox must see deploy itself (as just rendered)
+        runner = liveness.Runner.current()
+        sandbox.check_watcher(
+            files,
+            liveness.watcher_unit(spec.name) if spec.health.liveness else None,
+            runner.python,
+            runner.path,
+            state_root,
+        )
     deadline = float(timeout_s if timeout_s is not None else spec.health.startup_timeout_s)
     _check_writable(unit_dir, "--unit-dir")
     # Refusals (preflight, unreachable systemd, a held lock) come before anything is written.
@@ -324,6 +357,7 @@ async def up(
                     res.invocation_id = st.invocation_id
                     res.detail = "unchanged: the installed units are the rendered ones and the server is healthy; nothing restarted"
                     res.unit_state = asdict(st)
+                    await _confirm_watcher(sd, spec, res, state_root=state_root, user=user)
                     res.elapsed_s = round(time.monotonic() - t0, 3)
                     return res
             rel = store.record(files, _spec_json(spec), spec.source)
@@ -351,6 +385,8 @@ async def up(
                         rollback=rollback,
                         on_progress=on_progress,
                     )
+                    if res.outcome == "healthy":
+                        await _confirm_watcher(sd, spec, res, state_root=state_root, user=user)
                 done = True
             finally:
                 if done:
@@ -359,6 +395,31 @@ async def up(
                     store.finish(rel, "interrupted")
             res.elapsed_s = round(time.monotonic() - t0, 3)
             return res
+
+
+async def _confirm_watcher(
+    sd: Systemd, spec: Spec, res: UpResult, *, state_root: Path, user: bool
+) -> None:
+    """The server is healthy: is its liveness watcher running and probing this start? Waits
+    for its first probe (its heartbeat file) or for systemd to say it failed; res.watcher."""
+    from orchestrator import liveness
+
+    if not spec.health.liveness:
+        return
+    h = spec.health
+    ws = await liveness.confirm(
+        sd,
+        spec.name,
+        state_root=state_root,
+        server_invocation=res.invocation_id,
+        deadline_s=h.liveness_timeout_s + 30.0,
+        user=user,
+    )
+    res.watcher = ws.to_json()
+    if ws.watching:
+        res.actions.append(f"{ws.unit}: watching (first probe made)")
+    else:
+        res.actions.append(f"{ws.unit}: NOT WATCHING: {ws.detail}")
 
 
 def _done(actions: list[str], what: str) -> str:
@@ -390,6 +451,7 @@ async def _apply(
         sd, spec, user=user, deadline_s=deadline, on_progress=on_progress, actions=res.actions
     )
     res.outcome, res.invocation_id, res.detail = start.outcome, start.invocation_id, start.detail
+    res.warnings += await _recorder_warning(sd, spec)
     res.phase, res.unit_state = start.phase, start.unit_state
     res.diagnosis, res.diagnosed_in_s = start.diagnosis, start.diagnosed_in_s
     store.finish(
@@ -413,6 +475,28 @@ async def _apply(
         )
 
 
+async def _recorder_warning(sd: Systemd, spec: Spec) -> list[dict[str, Any]]:
+    """A warning when the incident recorder is not running after the start: crashes would go
+    unrecorded (the server does not wait for it: Wants=, not Requires=)."""
+    from orchestrator.render import recorder_unit
+
+    unit = recorder_unit(spec.name)
+    st = await sd.state(unit)
+    if st.active_state == "active":
+        return []
+    return [
+        {
+            "rule": "incident-recorder",
+            "severity": "warning",
+            "flags": [],
+            "message": f"{unit} is {st.active_state}/{st.sub_state} (result {st.result or '-'}): "
+            "crashes of the server are not being recorded",
+            "fix": f"see `journalctl -u {unit}`, fix the cause, then `systemctl start {unit}`",
+            "stricter": False,
+        }
+    ]
+
+
 async def _after_failure(
     sd: Systemd,
     spec: Spec,
@@ -426,9 +510,13 @@ async def _after_failure(
     on_progress: OnProgress | None,
 ) -> None:
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
-    from orchestrator.incidents import settle
+    from orchestrator.incidents import settle, wait_recorded
 
-    await settle(sd, spec.unit_name)  # let the stop hook record the crash before our job
+    await settle(sd, spec.unit_name)  # let systemd finish the crash's stop before our job
+    if res.outcome == "failed" and res.invocation_id and res.unit_state.get("exec_main_code"):
+        # The recorder (its own unit) records the crash; our stop or rollback restarts it, so
+        # let it finish first (it would anyway, on SIGTERM; this keeps `up` in step with it).
+        await wait_recorded(store.dir.parent, spec.name, res.invocation_id)
     prev = store.last_healthy(exclude_digest=rel.digest) if rollback else None
     if prev is None:
         stop = await sd.stop(spec.unit_name)
@@ -608,18 +696,23 @@ def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
     import http.client
     import urllib.parse
 
+    from orchestrator.httpcap import BodyTooLarge, read_capped
+
     u = urllib.parse.urlsplit(url)
     conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
     try:
         conn.request("GET", u.path or "/", headers={"Accept": "application/json"})
         r = conn.getresponse()
-        body = r.read()
+        try:
+            body = read_capped(r)
+        except BodyTooLarge as e:
+            return r.status, None, f"{r.status} {r.reason} (answer over {e.limit} bytes, not read)"
     except ConnectionRefusedError:
         return None, None, "connection refused (not listening)"
     except TimeoutError:
         return None, None, "no answer (timeout)"
-    except OSError as e:
+    except (OSError, http.client.HTTPException) as e:
         return None, None, type(e).__name__
     finally:
         conn.close()
@@ -719,7 +812,7 @@ class StatusResult:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> StatusResult:
-    from orchestrator import incidents
+    from orchestrator import incidents, liveness
     from orchestrator.systemd import Systemd
 
     deps = deployments(unit_dir, only)
@@ -737,6 +830,18 @@ async def status(
             )
             since = st.state_change_timestamp_us
             release, interrupted = _state_facts(state_root, d.name)
+            day2 = incidents.status_fields(state_root, d.name, unit_dir=unit_dir)
+            # The watcher as systemd sees its unit now, judged with its heartbeat: never
+            # "watching" on the strength of a file it left behind.
+            watcher = await liveness.watcher_state(
+                sd,
+                d.name,
+                state_root=state_root,
+                enabled=(unit_dir / liveness.watcher_unit(d.name)).exists(),
+                user=user,
+                server_active=st.active_state in ("active", "activating", "reloading"),
+            )
+            day2["liveness"] = watcher.to_json()
             return DeploymentStatus(
                 profile=d.name,
                 unit=d.unit,
@@ -756,7 +861,7 @@ async def status(
                 server=_server_facts(info) if icode == 200 else {},
                 release=release,
                 interrupted=interrupted,
-                **incidents.status_fields(state_root, d.name, unit_dir=unit_dir),
+                **day2,
             )
 
         return StatusResult(unit_dir, only, list(await asyncio.gather(*(one(d) for d in deps))))
@@ -815,7 +920,7 @@ async def rollback(
 ) -> RollbackResult:
     """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
     what is installed now."""
-    from orchestrator import render
+    from orchestrator import liveness, render
     from orchestrator.releases import Store, digest
     from orchestrator.systemd import Systemd
 
@@ -842,7 +947,7 @@ async def rollback(
             chosen = target()
             store.begin("rollback", release=chosen.number, unit=spec.unit_name)
             try:
-                return await rollback_to(
+                res = await rollback_to(
                     sd,
                     spec,
                     store,
@@ -852,5 +957,17 @@ async def rollback(
                     on_progress=on_progress,
                     reason="deploy rollback",
                 )
+                if res.outcome == "healthy" and liveness.watcher_unit(spec.name) in chosen.units:
+                    with after_change(f"rolled back to release {chosen.number}"):
+                        ws = await liveness.confirm(
+                            sd,
+                            spec.name,
+                            state_root=state_root,
+                            server_invocation=res.invocation_id,
+                            deadline_s=spec.health.liveness_timeout_s + 30.0,
+                            user=user,
+                        )
+                    res.watcher = ws.to_json()
+                return res
             finally:
                 store.end()

@@ -34,6 +34,7 @@ def preflight_markdown() -> str:
         "models": "Checkpoints",
         "hardware": "Hardware",
         "box": "This machine",
+        "secrets": "Secrets, the environment and who runs what",
         "cluster": "More than one box ([cluster], `deploy export k8s`)",
     }
     for key, title in sections.items():
@@ -81,7 +82,7 @@ def golden_k8s() -> dict[Path, str]:
 def generated() -> dict[Path, str]:
     files = {Path("docs/preflight.md"): preflight_markdown()}
     try:
-        from orchestrator.rules.classify import troubleshooting_markdown
+        from orchestrator.diagnosis import troubleshooting_markdown
     except ImportError:
         pass
     else:

@@ -18,6 +18,7 @@ from typing import Literal
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_never, wait_exponential
 
+from orchestrator.httpcap import BodyTooLarge, aget
 from orchestrator.sglang import Milestone, phase_of
 from orchestrator.systemd import Systemd, UnitState
 
@@ -179,7 +180,11 @@ class _Waiter:
 
             async def probe() -> None:
                 try:
-                    r = await client.get(self.url)
+                    r = await aget(client, self.url)
+                except BodyTooLarge as e:
+                    self.http_status = None
+                    self.http_detail = f"an answer larger than {e.limit} bytes (not read)"
+                    raise _NotYet from None
                 except httpx.ConnectError:
                     self.http_status = None
                     self.http_detail = "connection refused (not listening yet)"
@@ -194,13 +199,13 @@ class _Waiter:
                     raise
                 finally:
                     self.progress()
-                self.http_status = r.status_code
-                if r.status_code == 200:
+                self.http_status = r.status
+                if r.status == 200:
                     self.http_detail = "200 OK"
-                elif r.status_code == 503:
+                elif r.status == 503:
                     self.http_detail = "503 (loading or warming up)"
                 else:
-                    self.http_detail = f"{r.status_code} {r.reason_phrase}".strip()
+                    self.http_detail = f"{r.status} {r.reason}".strip()
                 self.progress()
                 self.check_healthy()
                 if not self.done.done():

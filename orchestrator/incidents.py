@@ -1,17 +1,22 @@
 """Incidents: every stop of the server unit that nobody asked for, recorded with its cause.
 
-How a stop is caught. The server unit runs `python -m orchestrator.incidents stop-post` as
-ExecStopPost=-+ (see templates/sglang.service.j2): systemd runs it after every stop of the
-main process, crash or not, before any automatic restart, with $SERVICE_RESULT, $EXIT_CODE,
-$EXIT_STATUS and $INVOCATION_ID set. "+" runs it outside the unit's sandbox (as root, so it can
-write the state dir under ProtectSystem=strict); "-" keeps its own failure from failing the unit.
+How a stop is caught. `sglang-<name>-incidents.service` (templates/sglang-incidents.service.j2)
+runs `python -I -m orchestrator.incidents follow` as root in a unit of its own: none of the
+server's EnvironmentFile=, Environment= or HOME reaches it, and -I ignores PYTHON* variables
+and user site-packages, so nothing the service user controls runs as root (the old
+`ExecStopPost=-+` hook inherited all of it). It is Before= and PartOf= the server and
+Type=notify: the server starts only once it follows the unit's PropertiesChanged signals
+over D-Bus (`follow`, `Follower`). A new ExecMainExitTimestamp is an end of the main process;
+the unit's exit code and status come with it, its Result once it leaves "deactivating".
 
 How a requested stop is told from a crash. A stop that someone asked for (`deploy down`,
 `systemctl stop`, a restart by `deploy up`/`rollback` or by the liveness watcher, a shutdown)
-runs as a *job* on the unit: while ExecStopPost runs, the unit's Job property names it
-("stop", "restart", ...). A crash, a kill from outside (`kill -9`, the OOM killer), SGLang
-taking itself down, systemd's own watchdog: no job. That is asked over D-Bus; if the bus cannot
-be asked, a stop whose $SERVICE_RESULT is "success" is taken as requested, any other as not.
+runs as a *job* on the unit: systemd announces the unit's Job property (and the recorder asks
+its JobType) before the process ends. A crash, a kill from outside (`kill -9`, the OOM
+killer), SGLang taking itself down, systemd's own watchdog: no job when the process ends.
+systemd sends a dispatch's Service-interface change before the Unit-interface one, and every
+event in its own loop iteration, so the job seen before the exit signal is the one that was
+on the unit when the process ended. A PartOf= stop of the recorder finishes a record under way.
 
 What is recorded (`Incident`): the invocation, when it ended, how (systemd's result, exit code
 or signal), how long it had been up, whether it had become ready, and the diagnosis of that
@@ -39,7 +44,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -131,7 +136,7 @@ def kind_of(
 ) -> str:
     """crash | killed | oom-killed | exited | watchdog | timeout, from systemd's facts and the
     diagnosis. SGLang takes itself down with SIGKILL after a logged error: that is a crash."""
-    from orchestrator.rules.classify import CAUSE
+    from orchestrator.diagnosis import CAUSE
 
     cause = diagnosis is not None and diagnosis.known and diagnosis.role == CAUSE
     if result == "oom-kill" or (cause and diagnosis.category == "host-oom-killed"):
@@ -175,11 +180,13 @@ def _clip(text: str, n: int = LINE_CHARS) -> str:
 
 def save(state_root: Path, inc: Incident) -> Path:
     """Write one incident atomically; keep the newest MAX_KEPT. The path written."""
-    from orchestrator.files import write_atomically
+    from orchestrator.files import check_state_tree, write_atomically
 
     d = incidents_dir(state_root, inc.deployment)
+    check_state_tree(d, state_root)  # no symlink or foreign-owned directory on the way
     with contextlib.suppress(OSError):
         (state_root / inc.deployment).mkdir(parents=True, exist_ok=True, mode=0o700)
+    scrub(inc)
     inc.evidence = [_clip(x) for x in inc.evidence[:8]]
     inc.last_lines = [_clip(x) for x in inc.last_lines[-LAST_LINES:]]
     inc.summary, inc.fix = _clip(inc.summary, 1000), _clip(inc.fix, 1000)
@@ -190,6 +197,18 @@ def save(state_root: Path, inc: Incident) -> Path:
     )
     _prune(d)
     return d / name
+
+
+def scrub(inc: Incident) -> Incident:
+    """Take every registered secret (`orchestrator.redact`) out of the incident's texts, before
+    it reaches a file or the journal. Redacted before any cut, so a cut never splits one."""
+    from orchestrator.redact import redact
+
+    inc.summary, inc.fix, inc.action = redact(inc.summary), redact(inc.fix), redact(inc.action)
+    inc.evidence = [redact(x) for x in inc.evidence]
+    inc.last_lines = [redact(x) for x in inc.last_lines]
+    inc.also = [redact(x) for x in inc.also]
+    return inc
 
 
 def _files(d: Path) -> list[Path]:
@@ -212,7 +231,7 @@ def load(state_root: Path, name: str, limit: int | None = None) -> list[Incident
     for p in files[-limit:] if limit else files:
         try:
             out.append(Incident.from_json(json.loads(p.read_text())))
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, RecursionError):
             continue
     return out
 
@@ -238,6 +257,7 @@ def _field(key: str, value: str) -> bytes:
 
 
 def journal_payload(inc: Incident) -> bytes:
+    scrub(inc)
     fields_ = {
         "MESSAGE": f"deploy incident: {inc.headline()}: {inc.category}",
         "MESSAGE_ID": MESSAGE_ID,
@@ -458,23 +478,9 @@ def _next_action(props: Mapping[str, Any], result: str | None) -> str:
     return f"systemd restarts it in {sec:g} s (Restart={policy}) unless its start limit is hit"
 
 
-async def _unit_facts(unit: str, user: bool) -> tuple[str | None, dict[str, Any]] | None:
-    """(pending job type, Service properties), or None when the bus cannot be asked."""
-    from orchestrator.errors import DeployError
-    from orchestrator.systemd import Systemd
-
-    try:
-        async with await Systemd.connect(user=user) as sd:
-            job = await sd.pending_job(unit)
-            props = await sd.properties(unit)
-    except (DeployError, OSError):
-        return None
-    return job, props
-
-
 class _Prefetch:
-    """Reads the journal on a daemon thread while the hook asks systemd whether the stop was
-    requested: a crash's record is ready sooner; a requested stop exits without waiting."""
+    """Reads the journal on a daemon thread while the recorder waits for the unit to settle:
+    the record is ready sooner."""
 
     def __init__(self, unit: str, invocation: str, *, user: bool) -> None:
         import threading
@@ -504,60 +510,81 @@ class _Prefetch:
         return self._got
 
 
-async def stop_post(
-    state_root: Path, name: str, *, user: bool = False, env: Mapping[str, str] | None = None
-) -> Incident | None:
-    """ExecStopPost: the incident of this stop, saved and sent; None for a requested stop."""
-    env = os.environ if env is None else env
-    result = env.get("SERVICE_RESULT") or None
-    code, status = env.get("EXIT_CODE") or None, env.get("EXIT_STATUS") or None
-    invocation = (env.get("INVOCATION_ID") or "").replace("-", "")
+# --------------------------------------------------------------------------- the recorder
+
+# systemd's ExecMainCode (a CLD_* code) as its $EXIT_CODE words.
+_CLD = {1: "exited", 2: "killed", 3: "dumped"}
+SETTLE_S = 3.0  # how long the recorder waits for systemd's final Result after an exit
+DRAIN_S = 0.5  # told to stop, it still reads what systemd sent before, this long
+
+
+@dataclass
+class Exit:
+    """One end of the server's main process, as systemd announced it."""
+
+    invocation: str
+    start_us: int | None
+    end_us: int
+    exit_code: str | None  # exited | killed | dumped ($EXIT_CODE)
+    exit_status: str | None  # "1", or the signal name "KILL" ($EXIT_STATUS)
+    result: str | None = None  # the unit's Result once it settled ($SERVICE_RESULT)
+    job: str | None = None  # the job on the unit when the process ended (None: no job)
+    props: dict[str, Any] = field(default_factory=dict)  # Restart, RestartUSec, NRestarts
+
+    @property
+    def requested(self) -> bool:
+        """Someone asked for this stop: a stop or restart job was running on the unit."""
+        return self.job in REQUESTED_JOBS
+
+
+def exit_words(code: int, status: int) -> tuple[str | None, str | None]:
+    """systemd's ExecMainCode/ExecMainStatus as $EXIT_CODE/$EXIT_STATUS ("killed", "KILL")."""
+    word = _CLD.get(int(code))
+    if word is None:
+        return None, None
+    if word == "exited":
+        return word, str(int(status))
+    try:
+        return word, signal.Signals(int(status)).name.removeprefix("SIG")
+    except ValueError:
+        return word, str(int(status))
+
+
+async def record(
+    state_root: Path, name: str, ex: Exit, got: _Journal, *, user: bool = False
+) -> Incident:
+    """The incident of an unrequested stop: diagnosed, saved and sent to the journal."""
     unit = f"sglang-{name}.service"
-    prefetch = _Prefetch(unit, invocation, user=user)
-    facts = await _unit_facts(unit, user)
-    job: str | None
-    props: dict[str, Any]
-    if facts is None:
-        if result == "success":
-            return None  # cannot ask systemd; a clean stop is most likely a requested one
-        job, props = None, {}
-    else:
-        job, props = facts
-    if job in REQUESTED_JOBS:
-        return None
-    now_us = int(time.time() * 1e6)
-    start_us = int(props.get("ExecMainStartTimestamp", 0) or 0) or None
-    end_us = int(props.get("ExecMainExitTimestamp", 0) or 0) or now_us
-    exit_status = _exit_status(code, status)
+    code, status, result = ex.exit_code, ex.exit_status, ex.result
     diag, entries, xids = diagnose_journal(
-        await prefetch.result(),
-        start_us=start_us,
-        end_us=end_us,
+        got,
+        start_us=ex.start_us,
+        end_us=ex.end_us,
         systemd_result=result,
-        exit_status=exit_status,
+        exit_status=_exit_status(code, status),
     )
     live = liveness_state(state_root, name)
     ready = (
         became_ready(entries)
-        or (live.get("invocation_id") == invocation and bool(live.get("healthy_seen")))
-        or (len(entries) >= TAIL_LINES and ready_at_start(unit, invocation, user=user))
+        or (live.get("invocation_id") == ex.invocation and bool(live.get("healthy_seen")))
+        or (len(entries) >= TAIL_LINES and ready_at_start(unit, ex.invocation, user=user))
     )
     inc = from_diagnosis(
         kind=kind_of(result, code, status, diag),
         ready=ready,
         name=name,
         unit=unit,
-        invocation=invocation,
-        ended_us=end_us,
-        start_us=start_us,
+        invocation=ex.invocation,
+        ended_us=ex.end_us,
+        start_us=ex.start_us,
         diag=diag,
         entries=entries,
         xids=xids,
         result=result,
         exit_code=code,
         exit_status=status,
-        action=_next_action(props, result) + (f"; pending job {job}" if job else ""),
-        restarts=int(props["NRestarts"]) if "NRestarts" in props else None,
+        action=_next_action(ex.props, result),
+        restarts=int(ex.props["NRestarts"]) if "NRestarts" in ex.props else None,
     )
     save(state_root, inc)
     if not journal_send(inc):
@@ -565,10 +592,156 @@ async def stop_post(
     return inc
 
 
+def _sd_notify(message: str) -> None:
+    """Tell systemd (Type=notify) that the recorder follows the server: READY=1."""
+    addr = os.environ.get("NOTIFY_SOCKET", "")
+    if not addr:
+        return
+    target = "\0" + addr[1:] if addr.startswith("@") else addr
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.sendto(message.encode(), target)
+
+
+class Follower:
+    """Follows one server unit over D-Bus and records every stop of its main process that no
+    job asked for. Fed the unit's PropertiesChanged signals in order (`feed`); `exits` are
+    the unrequested ends seen so far, each settled once the unit left "deactivating"."""
+
+    def __init__(self, unit_props: Mapping[str, Any], service_props: Mapping[str, Any]) -> None:
+        self.unit = dict(unit_props)
+        self.service = dict(service_props)
+        self.last_exit = int(self.service.get("ExecMainExitTimestamp", 0) or 0)
+        self.job_id = 0
+        self.job_type: str | None = None
+
+    def job_changed(self) -> tuple[int, str] | None:
+        """(id, path) of a job the follower has not asked the type of yet."""
+        job = self.unit.get("Job") or (0, "/")
+        job_id, path = int(job[0]), str(job[1])
+        if job_id == self.job_id:
+            return None
+        self.job_id, self.job_type = job_id, None
+        return (job_id, path) if job_id and path != "/" else None
+
+    def _exit(self, end: int, job: str | None) -> Exit:
+        code, status = exit_words(
+            int(self.service.get("ExecMainCode", 0) or 0),
+            int(self.service.get("ExecMainStatus", 0) or 0),
+        )
+        start = int(self.service.get("ExecMainStartTimestamp", 0) or 0) or None
+        inv = bytes(self.unit.get("InvocationID", b"") or b"").hex()
+        return Exit(inv, start, end, code, status, job=job)
+
+    def ended_unseen(self) -> Exit | None:
+        """At start: the server's last end, when the unit is failed or waiting to be restarted
+        (an end no job asked for) - the recorder may have been down when it happened."""
+        failed = (
+            self.unit.get("ActiveState") == "failed" or self.unit.get("SubState") == "auto-restart"
+        )
+        return self._exit(self.last_exit, None) if failed and self.last_exit else None
+
+    def feed(self, interface: str, changed: Mapping[str, Any]) -> Exit | None:
+        """Take one PropertiesChanged; an Exit when it announces a new end of the main
+        process (judged with the job known before this signal)."""
+        from orchestrator.systemd import SERVICE, UNIT
+
+        if interface == UNIT:
+            self.unit.update(changed)
+            return None
+        if interface != SERVICE:
+            return None
+        self.service.update(changed)
+        end = int(self.service.get("ExecMainExitTimestamp", 0) or 0)
+        if not end or end == self.last_exit:
+            return None
+        self.last_exit = end
+        return self._exit(end, self.job_type if self.job_id else None)
+
+    @property
+    def settled(self) -> bool:
+        return self.unit.get("ActiveState") != "deactivating"
+
+    def settle(self, ex: Exit) -> None:
+        """Fill in what systemd knows once the stop is over: its Result, what comes next."""
+        ex.result = str(self.service.get("Result", "")) or None
+        ex.props = {
+            k: self.service[k] for k in ("Restart", "RestartUSec", "NRestarts") if k in self.service
+        }
+
+
+async def follow(
+    state_root: Path,
+    name: str,
+    *,
+    user: bool = False,
+    ready: Callable[[], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """The recorder (`sglang-<name>-incidents.service`): follow the server unit over D-Bus
+    and record each stop nobody asked for, until `stop` is set (a record under way is
+    finished first). `ready` is called once the signals are subscribed."""
+    from orchestrator.systemd import SERVICE, UNIT, Systemd
+
+    unit = f"sglang-{name}.service"
+    stop = stop or asyncio.Event()
+    async with await Systemd.connect(user=user) as sd, sd.changes(unit) as changes:
+        fol = Follower(await sd.properties(unit, UNIT), await sd.properties(unit, SERVICE))
+        if (job := fol.job_changed()) is not None:
+            fol.job_type = await sd.job_type(job[1])
+        (ready or (lambda: None))()
+        pending: list[tuple[Exit, _Prefetch, float]] = []
+        missed = fol.ended_unseen()
+        if missed is not None and not recorded(state_root, name, missed.invocation):
+            pending.append((missed, _Prefetch(unit, missed.invocation, user=user), 0.0))
+        it = aiter(changes)
+        drain_until: float | None = None
+        while True:
+            if pending and (fol.settled or time.monotonic() >= pending[0][2]):
+                for done_exit, pre, _ in pending:
+                    fol.settle(done_exit)
+                    await record(state_root, name, done_exit, await pre.result(), user=user)
+                pending = []
+            if stop.is_set() and drain_until is None:
+                # Stopped (PartOf= the server): first take what systemd already sent, such as
+                # the crash whose restart is stopping us now.
+                drain_until = time.monotonic() + DRAIN_S
+            if drain_until is not None and not pending and time.monotonic() >= drain_until:
+                return
+            deadlines = [d for d in (pending[0][2] if pending else None, drain_until) if d]
+            timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+            nxt = asyncio.ensure_future(anext(it))
+            waits: set[asyncio.Future[Any]] = {nxt}
+            if drain_until is None:
+                waits.add(asyncio.ensure_future(stop.wait()))
+            done, _ = await asyncio.wait(
+                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            for w in waits - {nxt}:
+                w.cancel()
+            if nxt not in done:
+                nxt.cancel()
+                with contextlib.suppress(BaseException):
+                    await nxt
+                continue
+            interface, changed, invalidated = nxt.result()
+            if invalidated:  # a value not sent along: read the interface afresh
+                changed = {**changed, **await sd.properties(unit, interface)}
+            ex = fol.feed(interface, changed)
+            if interface == UNIT and (job := fol.job_changed()) is not None:
+                fol.job_type = await sd.job_type(job[1])
+            if ex is None:
+                continue
+            if ex.requested:
+                print(f"incidents: {unit} stopped by a {ex.job} job: not an incident", flush=True)
+                continue
+            prefetch = _Prefetch(unit, ex.invocation, user=user)
+            pending.append((ex, prefetch, time.monotonic() + SETTLE_S))
+
+
 async def settle(sd: Any, unit: str, timeout_s: float = 60.0) -> None:
-    """Wait while `unit` is stopping on its own (its stop hook running) before deploy queues a
-    stop or restart job on it: a job queued while the hook asks would make a crash look
-    requested, and the crash would go unrecorded."""
+    """Wait while `unit` is stopping on its own (systemd killing what is left of a crashed
+    server) before deploy queues a stop or restart job on it, so the job never overlaps the
+    crash's own stop: the recorder has judged the exit by then, and the job starts clean."""
 
     async def until_settled() -> None:
         async with sd.watch(unit) as states:
@@ -578,6 +751,26 @@ async def settle(sd: Any, unit: str, timeout_s: float = 60.0) -> None:
 
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(until_settled(), timeout_s)
+
+
+def recorded(state_root: Path, name: str, invocation: str) -> bool:
+    """Whether an incident of `invocation` is on disk (file names end in its first 12 hex)."""
+    tail = f"-{invocation.replace('-', '')[:12]}.json"
+    return any(p.name.endswith(tail) for p in _files(incidents_dir(state_root, name)))
+
+
+async def wait_recorded(
+    state_root: Path, name: str, invocation: str, timeout_s: float = 10.0
+) -> bool:
+    """Wait (at most timeout_s) until the recorder has written the incident of `invocation`
+    (its file name ends in the invocation's first 12 hex digits). Whether it did."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if recorded(state_root, name, invocation):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.05)
 
 
 # --------------------------------------------------------------------------- status, history
@@ -651,18 +844,9 @@ def status_lines(row: Mapping[str, Any]) -> list[str]:
         out.append("  incident: none recorded")
     live = row.get("liveness")
     if isinstance(live, Mapping):
-        if not live.get("enabled"):
-            out.append("  liveness: off")
-        else:
-            probe = live.get("last_probe") or {}
-            seen = (
-                f"last probe {probe.get('when')}: {probe.get('detail')}"
-                if probe
-                else "no probe yet"
-            )
-            out.append(
-                f"  liveness: on, {live.get('failures_in_a_row', 0)} failure(s) in a row, {seen}"
-            )
+        from orchestrator.liveness import status_line
+
+        out.append(status_line(dict(live)))
     return out
 
 
@@ -682,19 +866,47 @@ def history_sort_key(when: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m orchestrator.incidents")
+    ap = argparse.ArgumentParser(prog="python -I -m orchestrator.incidents")
     sub = ap.add_subparsers(dest="command", required=True)
-    sp = sub.add_parser(
-        "stop-post", help="ExecStopPost= of the server unit: record an unrequested stop"
+    fp = sub.add_parser(
+        "follow",
+        help="the recorder unit: follow the server unit over D-Bus, record unrequested stops",
     )
-    sp.add_argument("--state-dir", required=True, type=Path)
-    sp.add_argument("--user", action="store_true", help="the unit runs under a user manager")
-    sp.add_argument("name", help="the deployment")
+    fp.add_argument("--state-dir", required=True, type=Path)
+    fp.add_argument("--user", action="store_true", help="the unit runs under a user manager")
+    fp.add_argument(
+        "--secrets-from",
+        metavar="ENV_FILE",
+        help="the server's environment file: its values are redacted from every record "
+        "(read here; never put into this process's environment)",
+    )
+    fp.add_argument("name", help="the deployment")
     args = ap.parse_args(argv)
+    from orchestrator import redact
+
+    if args.secrets_from:
+        redact.register_file(args.secrets_from)
+    unit = f"sglang-{args.name}.service"
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await follow(
+            args.state_dir,
+            args.name,
+            user=args.user,
+            ready=lambda: _sd_notify("READY=1\nSTATUS=following " + unit),
+            stop=stop,
+        )
+
+    print(f"incidents: following {unit}; every stop no job asked for is recorded", flush=True)
     try:
-        asyncio.run(stop_post(args.state_dir, args.name, user=args.user))
-    except Exception as e:  # never fail the unit's stop; say why in its journal
-        print(f"deploy incident hook failed: {type(e).__name__}: {e}", file=sys.stderr)
+        asyncio.run(run())
+    except Exception as e:  # say why in the journal; systemd restarts the recorder
+        print(f"incidents: recorder failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -702,6 +914,6 @@ if __name__ == "__main__":
     code = main()
     sys.stdout.flush()
     sys.stderr.flush()
-    # Every file is written and fsynced by now; a requested stop may leave the journal reader
-    # thread behind: leave without waiting for it or for the interpreter's teardown.
+    # Every file is written and fsynced by now; a journal reader thread may be left behind:
+    # leave without waiting for it or for the interpreter's teardown.
     os._exit(code)

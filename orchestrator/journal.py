@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import re
@@ -22,7 +23,7 @@ import subprocess
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, overload
+from typing import IO, Any, overload
 
 from orchestrator.errors import InputError
 
@@ -39,6 +40,9 @@ __all__ = [
     "parse_text",
     "read",
 ]
+
+# No pattern ever sees more of a line than this (a 1 MB line costs what an 8 kB one does).
+MAX_LINE = 8192
 
 _MONTHS = {
     m: i
@@ -62,13 +66,14 @@ class JournalEntry:
     host: str | None = None
     ident: str | None = None  # SYSLOG_IDENTIFIER (what `-o short` prints before [pid])
     cmdline: str | None = None  # _CMDLINE, when journald recorded it
+    origin: str | None = None  # the shipper's prefix, less its time: pod, rank or PID (text logs)
 
     @property
     def text(self) -> str:
         """The message without the prefixes wrappers put before it (container runtimes, Ray,
         glog, loggers' timestamps, ANSI colour): what the classifier reads. `message` stays as
         logged, for display."""
-        return strip_prefixes(self.message)
+        return strip_prefixes(self.message[:MAX_LINE])
 
     @property
     def when(self) -> str | None:
@@ -210,6 +215,15 @@ def _field_int(value: Any) -> int | None:
         return None
 
 
+# Timestamps outside [1970, 9000) are not dates (a corrupt or hostile field): left out.
+_MAX_TS_US = 221845392000 * 1_000_000
+
+
+def _field_ts(value: Any) -> int | None:
+    us = _field_int(value)
+    return us if us is not None and 0 <= us < _MAX_TS_US else None
+
+
 def entry_from_fields(obj: dict[str, Any]) -> JournalEntry:
     """A `JournalEntry` from one parsed `journalctl -o json` object."""
     message = _field_str(obj.get("MESSAGE")) or ""
@@ -228,7 +242,7 @@ def entry_from_fields(obj: dict[str, Any]) -> JournalEntry:
         or _field_str(obj.get("USER_INVOCATION_ID"))
     )
     return JournalEntry(
-        timestamp_us=_field_int(obj.get("__REALTIME_TIMESTAMP")),
+        timestamp_us=_field_ts(obj.get("__REALTIME_TIMESTAMP")),
         message=message,
         unit=unit,
         invocation_id=inv,
@@ -248,7 +262,7 @@ def parse_json_line(line: str) -> JournalEntry | None:
         return None
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to be a journal line
         return None
     if not isinstance(obj, dict):
         return None
@@ -286,30 +300,44 @@ def _us(dt: datetime, frac: str | None) -> int:
     return us
 
 
-def _short_ts(m: re.Match[str], year: int) -> int:
-    hh, mm, ss = (int(x) for x in m["time"].split(":"))
-    dt = datetime(year, _MONTHS[m["mon"]], int(m["day"]), hh, mm, ss).astimezone()
+# A date that does not exist ("Feb 31", "25:61:00", an offset of +99:99) leaves the line
+# undated instead of raising: these three return None for it.
+_BAD_DATE = (ValueError, OverflowError, OSError)
+
+
+def _short_ts(m: re.Match[str], year: int) -> int | None:
+    try:
+        hh, mm, ss = (int(x) for x in m["time"].split(":"))
+        dt = datetime(year, _MONTHS[m["mon"]], int(m["day"]), hh, mm, ss).astimezone()
+    except _BAD_DATE:
+        return None
     return _us(dt, m["frac"])
 
 
-def _iso_ts(m: re.Match[str]) -> int:
+def _iso_ts(m: re.Match[str]) -> int | None:
     tz = m["tz"] or ""
     if tz == "Z":
         tz = "+00:00"
     elif tz and ":" not in tz:
         tz = tz[:3] + ":" + tz[3:]
-    dt = datetime.fromisoformat(f"{m['date']}T{m['time']}{tz}")
-    if dt.tzinfo is None:
-        dt = dt.astimezone()
-    return _us(dt, m["frac"])
+    try:
+        dt = datetime.fromisoformat(f"{m['date']}T{m['time']}{tz}")
+        if dt.tzinfo is None:
+            dt = dt.astimezone()
+        return _us(dt, m["frac"])
+    except _BAD_DATE:
+        return None
 
 
 def _sgl_ts(line: str) -> int | None:
     m = _SGL_STAMP.match(line)
     if not m:
         return None
-    dt = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").astimezone()
-    return _us(dt, m[2])
+    try:
+        dt = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").astimezone()
+        return _us(dt, m[2])
+    except _BAD_DATE:
+        return None
 
 
 def detect_format(lines: Sequence[str]) -> str:
@@ -395,13 +423,43 @@ class JournalLines(Sequence[JournalEntry]):
     """
 
     def __init__(self, text: str, *, year: int | None = None) -> None:
+        from orchestrator.diagnosis import reader
+
         split = text.split("\n")
-        self.format = detect_format(split[:200])
+        shipper = reader.sniff(split)
+        self.format = detect_format(split[:200]) if shipper == "text" else "cat"
         self._year = year or datetime.now().year
         self._cache: dict[int, JournalEntry] = {}
-        if self.format == "json":
-            self.raw: list[str] = [ln for ln in split if ln[:1] == "{"]
-            self.search: list[str] = _json_messages(self.raw)
+        self._origins: Sequence[str | None] | None = None
+        self._stamps: list[int | None] | None = None
+        self._learned: re.Pattern[str] | None = None  # a prefix inside journal messages
+        self.raw: list[str]
+        self.search: list[str]
+        if self.format == "cat":
+            got = reader.read_lines(split)
+            lines = got.lines
+            if "\r" in text:
+                lines = [x.rstrip("\r") for x in lines]
+            keep = [
+                i
+                for i, ln in enumerate(lines)
+                if ln and not ln.isspace() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
+            ]
+            if len(keep) == len(lines):
+                self.raw = lines
+                self._origins, self._stamps = got.origins, got.timestamps_us
+            else:
+                self.raw = [lines[i] for i in keep]
+                if got.origins is not None:
+                    self._origins = _Picked(got.origins, keep)
+                if got.timestamps_us is not None:
+                    self._stamps = [got.timestamps_us[i] for i in keep]
+            self.search = self.raw
+        elif self.format == "json":
+            self.raw = [ln for ln in split if ln[:1] == "{"]
+            self.search = _json_messages(self.raw)
+            # a prefix inside the messages (a unit that runs torchrun, srun, a container)
+            self._learned = reader.learn_prefixes(text, _json_message)
         else:
             self.raw = [
                 ln
@@ -409,6 +467,7 @@ class JournalLines(Sequence[JournalEntry]):
                 if ln.strip() and not (ln[:3] == "-- " and _JOURNAL_MARKER.match(ln))
             ]
             self.search = self.raw
+            self._learned = reader.learn_prefixes(text, _short_message)
 
     def __len__(self) -> int:
         return len(self.raw)
@@ -417,6 +476,12 @@ class JournalLines(Sequence[JournalEntry]):
         e = self._cache.get(i)
         if e is None:
             e = self._parse(i)
+            if self._learned is not None:
+                m = self._learned.match(e.message, 0, MAX_LINE)
+                if m is not None and m.end():
+                    from orchestrator.diagnosis.reader import origin_of
+
+                    e = dataclasses.replace(e, message=e.message[m.end() :], origin=origin_of(m[0]))
             self._cache[i] = e
         return e
 
@@ -440,12 +505,19 @@ class JournalLines(Sequence[JournalEntry]):
             e = _parse_text_line(line, self.format, self._year, prev)
             assert e is not None
             return e
-        ts = _sgl_ts(line) if line.startswith("[") else None
+        origin = self._origins[i] if self._origins is not None else None
+        ts = self._stamps[i] if self._stamps is not None else None
+        if ts is None and self._origins is not None and hasattr(self._origins, "stamp"):
+            ts = self._origins.stamp(i)  # the shipper's own time, in the learned prefix
+        if ts is None:
+            ts = _sgl_ts(line) if line.startswith("[") else None
         if ts is None:
             for j in range(i - 1, max(-1, i - _BACK), -1):
+                if self._stamps is not None and (ts := self._stamps[j]) is not None:
+                    break
                 if self.raw[j].startswith("[") and (ts := _sgl_ts(self.raw[j])) is not None:
                     break
-        return JournalEntry(timestamp_us=ts, message=line, source="text")
+        return JournalEntry(timestamp_us=ts, message=line, source="text", origin=origin)
 
     @overload
     def __getitem__(self, i: int) -> JournalEntry: ...
@@ -463,6 +535,40 @@ class JournalLines(Sequence[JournalEntry]):
     def __iter__(self) -> Iterator[JournalEntry]:
         for i in range(len(self)):
             yield self._get(i)
+
+
+class _Picked(Sequence[str | None]):
+    """Some items of a lazy sequence, by index, still lazy."""
+
+    def __init__(self, of: Sequence[str | None], keep: list[int]) -> None:
+        self._of, self._keep = of, keep
+
+    def __len__(self) -> int:
+        return len(self._keep)
+
+    @overload
+    def __getitem__(self, i: int) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str | None]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return self._of[self._keep[i]]
+
+    def stamp(self, i: int) -> int | None:
+        stamp = getattr(self._of, "stamp", None)
+        return stamp(self._keep[i]) if stamp is not None else None
+
+
+def _json_message(line: str) -> str:
+    """The MESSAGE of a `-o json` line, still escaped (the line itself if it has none)."""
+    return _json_messages([line])[0]
+
+
+def _short_message(line: str) -> str:
+    """The message of a `-o short*` line (the line itself when it is not one)."""
+    m = _SHORT.match(line) or _SHORT_ISO.match(line)
+    return m["msg"] if m is not None else line
 
 
 def _json_messages(lines: list[str]) -> list[str]:
@@ -540,10 +646,70 @@ def build_argv(
 
 _HINT_NO_RIGHTS = "not seeing messages from other users and the system"
 
+# ---- bounds on what is read (issue 21): a line longer than MAX_LINE_BYTES keeps its first
+# MAX_LINE_BYTES and a note, the rest is read past without being kept; more than
+# MAX_INPUT_BYTES in all is refused. journald's own LineMax is 48 KiB.
+MAX_LINE_BYTES = 256 * 1024
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+class InputTooLarge(InputError):
+    """More than MAX_INPUT_BYTES of journal."""
+
+
+def read_capped(
+    stream: IO[bytes],
+    what: str,
+    *,
+    field: str | None = None,
+    max_line: int = MAX_LINE_BYTES,
+    max_total: int = MAX_INPUT_BYTES,
+) -> str:
+    """Read `stream` to its end, a chunk at a time, keeping at most `max_line` bytes of each
+    line (never holding more of a long line than that), as UTF-8 text (bad bytes replaced).
+    InputTooLarge past `max_total` bytes: a device such as /dev/zero ends there, not in memory."""
+    out: list[bytes] = []
+    total = kept = dropped = 0
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        chunk = read(1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_total:
+            raise InputTooLarge(
+                f"{what} is larger than {max_total >> 20} MiB",
+                field=field,
+                fix="pass a shorter excerpt, e.g. one start's lines (journalctl -u UNIT "
+                "--invocation=0 -o json) or the last lines (-n 100000)",
+            )
+        start = 0
+        while start < len(chunk):
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl
+            room = max_line - kept
+            if end - start <= room:
+                out.append(chunk[start:end])
+                kept += end - start
+            else:
+                out.append(chunk[start : start + room])
+                kept = max_line
+                dropped += end - start - room
+            if nl < 0:
+                break
+            if dropped:
+                out.append(f" [... {dropped} more bytes of this line not read]".encode())
+            out.append(b"\n")
+            kept = dropped = 0
+            start = nl + 1
+    if dropped:
+        out.append(f" [... {dropped} more bytes of this line not read]".encode())
+    return b"".join(out).decode("utf-8", errors="replace")
+
 
 def _run(argv: list[str], unit: str) -> str:
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", check=False)
+        proc = _run_capped(argv, f"the journal of {unit}")
     except FileNotFoundError:
         raise InputError(
             f"cannot read the journal of {unit}: {argv[0]!r} was not found",
@@ -570,6 +736,28 @@ def _run(argv: list[str], unit: str) -> str:
             fix="run with sudo or add the user to the systemd-journal group (then log in again)",
         )
     return proc.stdout
+
+
+def _run_capped(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(argv) with stdout read through `read_capped`; stderr goes to a temporary
+    file (a full stderr pipe could stall journalctl while stdout is read), its first 64 KiB
+    kept."""
+    import tempfile
+
+    with (
+        tempfile.TemporaryFile() as errf,
+        subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errf) as p,
+    ):
+        assert p.stdout is not None
+        try:
+            out = read_capped(p.stdout, what)
+        except InputTooLarge:
+            p.kill()
+            raise
+        code = p.wait()
+        errf.seek(0)
+        err = errf.read(65536).decode("utf-8", errors="replace")
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 def read(
@@ -661,7 +849,10 @@ async def follow(
     assert proc.stdout is not None
     try:
         while True:
-            line = await proc.stdout.readline()
+            try:
+                line = await proc.stdout.readline()
+            except ValueError:  # a line over the reader's limit: dropped, the next one read
+                continue
             if not line:
                 break
             e = parse_json_line(line.decode("utf-8", errors="replace"))

@@ -22,9 +22,11 @@ from orchestrator.rules import cluster as cluster_rules
 from orchestrator.rules import gpu as gpu_rules
 from orchestrator.rules import models as model_rules
 from orchestrator.rules import ports as port_rules
+from orchestrator.rules import redaction as redaction_rules
 from orchestrator.rules import release as release_rules
 from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
+from orchestrator.rules import trust as trust_rules
 from orchestrator.rules.base import Context, Finding, Rule
 from orchestrator.sglang import PROBE_SCRIPT
 from orchestrator.spec import Spec
@@ -36,8 +38,13 @@ RULES: tuple[Rule, ...] = (
     *gpu_rules.RULES,
     *port_rules.RULES,
     *secret_rules.RULES,
+    *trust_rules.RULES,
+    *redaction_rules.RULES,
     *cluster_rules.RULES,
 )
+# What `deploy up` checks even with --no-preflight: who can make root (or the service) run
+# what. Skipping SGLang's rules is the operator's call; skipping these is not.
+SECURITY_RULES: tuple[Rule, ...] = (*secret_rules.RULES, *trust_rules.RULES)
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,12 @@ class Report:
 
 
 def context(
-    spec: Spec, *, gpu: str | None = None, on_box: bool = False, gpus: GpuReport | None = None
+    spec: Spec,
+    *,
+    gpu: str | None = None,
+    on_box: bool = False,
+    gpus: GpuReport | None = None,
+    user_mode: bool = False,
 ) -> Context:
     """The Context the rules read. The GPU kind they judge for: `--gpu` (explicit) wins, else
     what NVML sees (`gpus`, from `orchestrator.gpus.probe()`; None = not probed), else the
@@ -145,13 +157,26 @@ def context(
         on_box=on_box,
         notes=notes,
         gpus=gpus,
+        user_mode=user_mode,
     )
 
 
+def security(spec: Spec, *, user_mode: bool = False) -> list[Finding]:
+    """Only SECURITY_RULES, judged on the box: what `deploy up --no-preflight` still checks."""
+    ctx = context(spec, on_box=True, user_mode=user_mode)
+    return [f for rule in SECURITY_RULES for f in rule.check(ctx)]
+
+
 def run(
-    spec: Spec, *, gpu: str | None = None, on_box: bool = False, gpus: GpuReport | None = None
+    spec: Spec,
+    *,
+    gpu: str | None = None,
+    on_box: bool = False,
+    gpus: GpuReport | None = None,
+    user_mode: bool = False,
 ) -> Report:
-    ctx = context(spec, gpu=gpu, on_box=on_box, gpus=gpus)
+    """Every rule on the spec. `user_mode`: for a user manager, where nothing runs as root."""
+    ctx = context(spec, gpu=gpu, on_box=on_box, gpus=gpus, user_mode=user_mode)
     findings: list[Finding] = []
     for rule in RULES:
         findings.extend(rule.check(ctx))

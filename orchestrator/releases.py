@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import InputError, LockedError
-from orchestrator.files import held_lock, write_atomically
+from orchestrator.files import held_lock, read_state, write_atomically
 from orchestrator.timefmt import now_iso
 
 if TYPE_CHECKING:
@@ -95,12 +95,19 @@ class Store:
         for d in dirs:
             meta = d / "release.json"
             try:
-                data = json.loads(meta.read_text())
-            except (OSError, ValueError):
+                data = json.loads(read_state(meta))
+            except (OSError, ValueError, RecursionError):
                 continue
-            out.append(
-                Release(**{k: v for k, v in data.items() if k in Release.__dataclass_fields__})
-            )
+            if not isinstance(data, dict):
+                continue
+            try:
+                rel = Release(
+                    **{k: v for k, v in data.items() if k in Release.__dataclass_fields__}
+                )
+            except TypeError:
+                continue
+            if isinstance(rel.number, int):
+                out.append(rel)
         return out
 
     def get(self, n: int) -> Release:
@@ -116,7 +123,15 @@ class Store:
 
     def units(self, n: int) -> dict[str, str]:
         d = self._rdir(n) / "units"
-        return {p.name: p.read_text() for p in sorted(d.iterdir())} if d.is_dir() else {}
+        try:
+            return {p.name: read_state(p) for p in sorted(d.iterdir())} if d.is_dir() else {}
+        except (OSError, ValueError) as e:
+            raise InputError(
+                f"cannot read the units of release {n} of {self.name} in {d}: {e}",
+                field="--state-dir",
+                fix="the release's unit files must be regular files (not links); pick another "
+                "release with --to, or run as root",
+            ) from None
 
     def last_healthy(self, exclude_digest: str | None = None) -> Release | None:
         for r in reversed(self.releases()):
@@ -170,8 +185,8 @@ class Store:
     def step(self, step: str) -> None:
         path = self.dir / "inflight.json"
         try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
+            data = json.loads(read_state(path))
+        except (OSError, ValueError, RecursionError):
             return
         data["step"] = step
         _atomic_json(path, data)
@@ -183,10 +198,15 @@ class Store:
     def interrupted(self) -> dict[str, Any] | None:
         """The marker of an up/rollback that did not finish (its process is gone)."""
         try:
-            data = json.loads((self.dir / "inflight.json").read_text())
-        except (OSError, ValueError):
+            data = json.loads(read_state(self.dir / "inflight.json"))
+        except (OSError, ValueError, RecursionError):
             return None
-        pid = int(data.get("pid", 0))
+        if not isinstance(data, dict):
+            return None
+        try:
+            pid = int(data.get("pid", 0))
+        except (TypeError, ValueError):
+            pid = 0
         if pid and pid != os.getpid() and _alive(pid):
             return None  # still running, not interrupted
         return data

@@ -18,10 +18,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from orchestrator.errors import UnsafeValueError
 from orchestrator.liveness import Runner, render_context
 from orchestrator.rules.models import HUB_ID
-from orchestrator.spec import EnvRef, Spec
+from orchestrator.spec import INCIDENTS_SUFFIX, EnvRef, Spec
 
 SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# systemd's own line limit is 1 MiB; no value deploy writes comes near this.
+MAX_VALUE = 8192
 # The check oneshot's script; the role and directory come in as $1 and $2, never spliced in.
 CHECK_SCRIPT = (
     "role=$1; dir=$2; "
@@ -33,11 +35,26 @@ CHECK_SCRIPT = (
 
 
 def _refuse_control(value: str) -> str:
+    """Refuse what would end the line (a control character) or continue it into the next
+    one (a trailing backslash), and what no unit needs (a value over MAX_VALUE)."""
     if CONTROL.search(value):
         raise UnsafeValueError(
-            f"refusing to write {value!r} into a unit file: it contains a control character",
+            f"refusing to write {value[:200]!r} into a unit file: it contains a control character",
             field="value",
             fix="remove newlines and control characters from the profile",
+        )
+    if value.endswith("\\"):
+        raise UnsafeValueError(
+            f"refusing to write {value[:200]!r} into a unit file: a trailing backslash would "
+            "join the next line to this one, swallowing that directive",
+            field="value",
+            fix="remove the trailing backslash from the profile's value",
+        )
+    if len(value) > MAX_VALUE:
+        raise UnsafeValueError(
+            f"refusing to write a value of {len(value)} characters into a unit file",
+            field="value",
+            fix="shorten the profile's value",
         )
     return value
 
@@ -49,6 +66,25 @@ def sd_value(value: object) -> str:
 
 def sd_comment(value: object) -> str:
     return _refuse_control(str(value))
+
+
+def sd_path(value: object) -> str:
+    """One path in a path or list-of-paths directive (WorkingDirectory=, EnvironmentFile=,
+    ReadWritePaths=, StateDirectory=): whitespace would split it into two items, a quote or a
+    backslash would be unquoted or unescaped by systemd, so all of them are refused."""
+    from orchestrator.profiles import PATH_BAD_CHAR
+
+    s = _refuse_control(str(value))
+    m = PATH_BAD_CHAR.search(s)
+    if m or not s or any(p in (".", "..") for p in s.split("/")):
+        raise UnsafeValueError(
+            f"refusing to write the path {s[:200]!r} into a unit file: "
+            + (f"it holds {m.group()!r}, which" if m else "it is empty or has '.' or '..', which")
+            + " would change which paths the directive names",
+            field="path",
+            fix="use plain absolute paths (no spaces, quotes, backslashes, '.' or '..')",
+        )
+    return s.replace("%", "%%")
 
 
 def sd_exec_word(value: object) -> str:
@@ -95,7 +131,9 @@ def _env() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(sd_value=sd_value, sd_comment=sd_comment, sd_argv=sd_argv, sd_arg=sd_arg)
+    env.filters.update(
+        sd_value=sd_value, sd_comment=sd_comment, sd_argv=sd_argv, sd_arg=sd_arg, sd_path=sd_path
+    )
     return env
 
 
@@ -116,6 +154,22 @@ def _state_directory(working_directory: str) -> str | None:
     return rel
 
 
+def recorder_unit(name: str) -> str:
+    """The incident recorder of deployment `name` (templates/sglang-incidents.service.j2)."""
+    return f"sglang-{name}{INCIDENTS_SUFFIX}.service"
+
+
+def recorder_argv(spec: Spec, runner: Runner, state_dir: str, user_mode: bool) -> list[str]:
+    """What the recorder runs (as root on a system manager): `python -I`, deploy's code by
+    its explicit path, the environment file only as a file to read secrets from."""
+    argv = ["follow", "--state-dir", state_dir]
+    if user_mode:
+        argv.append("--user")
+    if spec.unit.environment_file:
+        argv += ["--secrets-from", spec.unit.environment_file]
+    return runner.argv("orchestrator.incidents", *argv, spec.name)
+
+
 def template_vars(
     spec: Spec,
     *,
@@ -126,14 +180,32 @@ def template_vars(
     """unit file name -> (template, the variables it is rendered with), for every unit this
     spec needs. Each template gets exactly the variables it uses (a test holds them together,
     so none is passed for nothing, as `gpu=` once was). See `render` for the arguments."""
-    from orchestrator.releases import state_dir
+    from orchestrator.profiles import writable_tree_problem
+    from orchestrator.releases import DEFAULT_STATE_DIR, state_dir
 
+    runner = runner or Runner.current()
+    root = state_root or state_dir()
+    # Defence in depth (profiles.load checks the default state dirs): the directory the
+    # server may write must not overlap the state dir these units are rendered for.
+    why = writable_tree_problem(
+        spec.unit.working_directory,
+        (str(root), str(DEFAULT_STATE_DIR), str(state_dir())),
+        system=True,
+    )
+    if why is not None and not user_mode:
+        raise UnsafeValueError(
+            f"unit.working_directory = {spec.unit.working_directory!r} cannot be the server's "
+            f"writable directory: {why}",
+            field="unit.working_directory",
+            fix="give unit.working_directory a directory of its own, such as /var/lib/sglang",
+        )
     day2 = render_context(
         spec,
         user_mode=user_mode,
-        state_root=state_root or state_dir(),
-        runner=runner or Runner.current(),
+        state_root=root,
+        runner=runner,
     )
+    recorder = recorder_unit(spec.name)
     out: dict[str, tuple[str, dict[str, object]]] = {
         spec.unit_name: (
             "sglang.service.j2",
@@ -144,10 +216,18 @@ def template_vars(
                 "state_directory": _state_directory(spec.unit.working_directory),
                 "user_mode": user_mode,
                 "watcher": day2["watcher"],
-                "stop_post": day2["stop_post"],
+                "recorder": recorder,
+            },
+        ),
+        recorder: (
+            "sglang-incidents.service.j2",
+            {
+                "spec": spec,
+                "user_mode": user_mode,
+                "recorder_argv": recorder_argv(spec, runner, day2["state_dir"], user_mode),
                 "state_dir": day2["state_dir"],
             },
-        )
+        ),
     }
     if day2["watcher"]:
         out[day2["watcher"]] = (
@@ -156,6 +236,7 @@ def template_vars(
                 "spec": spec,
                 "user_mode": user_mode,
                 "watcher_argv": day2["watcher_argv"],
+                "ip_allow": day2["ip_allow"],
                 "state_dir": day2["state_dir"],
             },
         )
@@ -180,7 +261,7 @@ def render(
 ) -> dict[str, str]:
     """unit file name -> content, for every unit this spec needs. `user_mode`: for a user
     manager (systemctl --user), which runs units as the calling user: no User=, no sandbox.
-    `state_root` (default: releases.state_dir()) is where the incident hook and the liveness
+    `state_root` (default: releases.state_dir()) is where the incident recorder and the liveness
     watcher keep their records; `runner` how those units run deploy (default: as now)."""
     env = _env()
     units = template_vars(spec, user_mode=user_mode, state_root=state_root, runner=runner)

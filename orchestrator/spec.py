@@ -17,13 +17,16 @@ from orchestrator.sglang.versions import Choice, resolve
 DEFAULT_MODULE = "sglang.launch_server"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 # Deployment X's helper units are sglang-X-check.service (the checkpoint check before every
-# start) and sglang-X-liveness.service (the liveness watcher): no profile name may end in
+# start), sglang-X-liveness.service (the liveness watcher) and sglang-X-incidents.service
+# (the incident recorder): no profile name may end in
 # these, or its server unit would be another deployment's helper unit.
 CHECK_SUFFIX = "-check"
 LIVENESS_SUFFIX = "-liveness"
+INCIDENTS_SUFFIX = "-incidents"  # sglang-X-incidents.service: the incident recorder
 HELPER_SUFFIXES = {
     CHECK_SUFFIX: "checkpoint check that runs before every start",
     LIVENESS_SUFFIX: "liveness watcher",
+    INCIDENTS_SUFFIX: "incident recorder",
 }
 
 
@@ -42,7 +45,7 @@ class UnitConfig:
     limit_nofile: int = 1048576
     timeout_stop_s: int = 120
     check_models: bool = True
-    api_key_env: str | None = None  # passed as --api-key ${NAME}, defined in environment_file
+    api_key_env: str | None = None  # --api-key from $NAME of environment_file (KEY_LAUNCHER)
     admin_api_key_env: str | None = None
 
 
@@ -162,33 +165,62 @@ class Spec:
         return bool(self.server.get("speculative_algorithm"))
 
     def argv(self) -> list[Any]:
-        """The server's full command line, exactly as the unit runs it. Secrets appear only
-        as `EnvRef`s that systemd expands from the environment file at start. On a node of
-        a multi-node server (`cluster.node_rank` set), the multi-node flags follow."""
+        """The server's full command line, exactly as the unit runs it. No secret is ever in
+        it: with `api_key_env`/`admin_api_key_env` the interpreter runs `KEY_LAUNCHER`, which
+        takes each key from the environment (the environment file's variable), adds it to
+        sys.argv inside the process and runs the module, so the key is in neither
+        /proc/PID/cmdline nor journald's _CMDLINE. On a node of a multi-node server
+        (`cluster.node_rank` set), the multi-node flags follow."""
+        from orchestrator.flags import _flag, table
         from orchestrator.multinode import systemd_flags
 
-        return [
-            self.unit.python,
-            "-m",
-            self.unit.module,
-            *self.server_argv(),
-            *systemd_flags(self),
+        flags = [*self.server_argv(keys=False), *systemd_flags(self)]
+        keys = [
+            f"{_flag(table(self.sglang.version).fields, field)}=env:{name}"
+            for field, name in (
+                ("api_key", self.unit.api_key_env),
+                ("admin_api_key", self.unit.admin_api_key_env),
+            )
+            if name
         ]
+        if not keys:
+            return [self.unit.python, "-m", self.unit.module, *flags]
+        return [self.unit.python, "-c", KEY_LAUNCHER, self.unit.module, *keys, "--", *flags]
 
-    def server_argv(self, server: Mapping[str, Any] | None = None) -> list[Any]:
+    def server_argv(
+        self, server: Mapping[str, Any] | None = None, *, keys: bool = True
+    ) -> list[Any]:
         """The launch_server arguments of this profile (no interpreter, no multi-node flags):
         the one argument vector the systemd unit and the Kubernetes pods share. `server`
-        replaces the [server] values (Kubernetes binds every address)."""
+        replaces the [server] values (Kubernetes binds every address). `keys`: the API keys
+        as `EnvRef`s at the end (Kubernetes expands them from its Secret); the systemd unit
+        passes them through `KEY_LAUNCHER` instead (`argv`)."""
         from orchestrator.flags import to_argv
 
         argv: list[Any] = to_argv(
             self.server if server is None else server, version=self.sglang.version
         )
-        if self.unit.api_key_env:
+        if keys and self.unit.api_key_env:
             argv += ["--api-key", EnvRef(self.unit.api_key_env)]
-        if self.unit.admin_api_key_env:
+        if keys and self.unit.admin_api_key_env:
             argv += ["--admin-api-key", EnvRef(self.unit.admin_api_key_env)]
         return argv
+
+
+# Run by the server's interpreter when a key comes from the environment file:
+#   python -c KEY_LAUNCHER MODULE --api-key=env:NAME ... -- FLAGS...
+# Each NAME is taken out of the environment (children do not inherit it) and added as
+# `--api-key VALUE` to sys.argv in-process; a missing or empty one refuses the start, never
+# SGLang without authentication. One line: it goes into ExecStart=.
+KEY_LAUNCHER = (
+    "import os,runpy,sys;a=sys.argv;i=a.index('--');"
+    "k=[(f,n,os.environ.pop(n,'')) for f,n in (p.split('=env:',1) for p in a[2:i])];"
+    "e=[n for f,n,v in k if not v];"
+    "e and sys.exit('deploy: '+' and '.join(e)+' not set or empty in the environment file: "
+    "refusing to start without the API key (add it to unit.environment_file)');"
+    "sys.argv=[a[1]]+a[i+1:]+[x for f,n,v in k for x in (f,v)];"
+    "runpy.run_module(a[1],run_name='__main__',alter_sys=True)"
+)
 
 
 @dataclass(frozen=True)

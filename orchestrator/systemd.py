@@ -205,6 +205,48 @@ class _Watch:
                 return st
 
 
+class _Changes:
+    """Async iterator of one unit's PropertiesChanged signals, each as it came and in the order
+    systemd sent them: (interface, {property: value}, [invalidated property names]). systemd
+    sends a change of the type-specific interface (Service) before the Unit interface's.
+    Raises SystemdError when the bus goes away."""
+
+    def __init__(self, sd: Systemd, unit: str) -> None:
+        self._sd = sd
+        self.unit = unit
+        self.path = unit_object_path(unit)
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any], list[str]] | None] = asyncio.Queue()
+        self._match = (
+            f"type='signal',sender='{SD_NAME}',path='{self.path}',"
+            f"interface='{PROPS}',member='PropertiesChanged'"
+        )
+
+    def push(self, item: tuple[str, dict[str, Any], list[str]] | None) -> None:
+        self._queue.put_nowait(item)
+
+    async def __aenter__(self) -> _Changes:
+        await self._sd._add_match(self._match)
+        self._sd._changes.setdefault(self.path, set()).add(self)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._sd._changes.get(self.path, set()).discard(self)
+        if self._sd._bus.connected:
+            with contextlib.suppress(Exception):
+                await self._sd._remove_match(self._match)
+
+    def __aiter__(self) -> _Changes:
+        return self
+
+    async def __anext__(self) -> tuple[str, dict[str, Any], list[str]]:
+        item = await self._queue.get()
+        if item is None:
+            raise SystemdError(
+                "the connection to systemd was lost (the D-Bus daemon went away)", fix=_LOST_FIX
+            )
+        return item
+
+
 class Systemd:
     """A connection to the system (or user) service manager."""
 
@@ -215,6 +257,7 @@ class Systemd:
         self._jobs_done: OrderedDict[str, str] = OrderedDict()
         self._reload_waiters: list[asyncio.Future[None]] = []
         self._watches: dict[str, set[_Watch]] = {}
+        self._changes: dict[str, set[_Changes]] = {}
         self._closing = False
         bus.add_message_handler(self._on_message)
         # A lost bus must end every wait at once (a watch, a job), not at a deadline.
@@ -278,6 +321,9 @@ class Systemd:
         for watches in self._watches.values():
             for w in watches:
                 w.poke()  # its next state() call raises
+        for followers in self._changes.values():
+            for c in followers:
+                c.push(None)
 
     def close(self) -> None:
         self._closing = True
@@ -322,6 +368,12 @@ class Systemd:
         elif msg.member == "PropertiesChanged" and msg.interface == PROPS:
             for w in self._watches.get(msg.path or "", ()):
                 w.poke()
+            followers = self._changes.get(msg.path or "", ())
+            if followers and len(msg.body) == 3:
+                iface, changed, invalidated = msg.body
+                values = {k: v.value for k, v in changed.items()}
+                for c in followers:
+                    c.push((str(iface), dict(values), list(invalidated)))
         return None
 
     async def _call(
@@ -519,6 +571,21 @@ class Systemd:
         except SystemdError:  # the job finished in between
             return None
         return str(kind.value)
+
+    async def job_type(self, job_path: str) -> str | None:
+        """The JobType of a job ("stop", "restart", "start", ...); None once it is gone."""
+        try:
+            (kind,) = await self._call(
+                "Get", "ss", [JOB, "JobType"], path=job_path, interface=PROPS
+            )
+        except SystemdError:
+            return None
+        return str(kind.value)
+
+    def changes(self, unit: str) -> _Changes:
+        """`async with sd.changes(u) as ch: async for iface, changed, invalidated in ch: ...`:
+        every PropertiesChanged of the unit, unmerged, in order (see `_Changes`)."""
+        return _Changes(self, unit)
 
     def watch(self, unit: str) -> _Watch:
         """`async with sd.watch(u) as states: async for st in states: ...`

@@ -216,15 +216,20 @@ def plan(
     gpu: str | None = None,
     gpus: Any = None,
     on_box: bool = True,
+    user_mode: bool = False,
 ) -> Plan:
     """Preflight every point as `deploy validate` would (for the target GPU: NVML's, or
     --gpu, or the profile's [hardware] gpu), prune what it refuses, fold top-k 1 duplicates,
     add the adaptive candidate, and order the rest by risk. on_box: judge as `up` does on
-    this box (model paths must exist there); off, as `deploy validate` does anywhere."""
+    this box (model paths must exist there, and who can change the code root runs: the
+    same checks as `up`, which installs the winner with --apply); off, as `deploy validate`
+    does anywhere. user_mode: for a user manager (nothing runs as root)."""
     from orchestrator import preflight
 
     def check(s: Settings) -> Any:
-        return preflight.run(candidate_spec(spec, s), gpu=gpu, on_box=on_box, gpus=gpus)
+        return preflight.run(
+            candidate_spec(spec, s), gpu=gpu, on_box=on_box, gpus=gpus, user_mode=user_mode
+        )
 
     from orchestrator.flags import flag
 

@@ -24,8 +24,15 @@ class UpProgress:
             from rich.console import Console
             from rich.live import Live
 
+            from orchestrator import redact
+
+            # rich's cursor controls must reach the terminal, so it writes below the output
+            # boundary; every text it shows is cleaned (redacted, controls escaped) first.
             self.live = Live(
-                "", console=Console(file=self.stream), refresh_per_second=8, transient=True
+                "",
+                console=Console(file=redact.terminal(self.stream)),
+                refresh_per_second=8,
+                transient=True,
             )
             self.live.__enter__()
         return self
@@ -47,7 +54,9 @@ class UpProgress:
         if self.live is not None:
             from rich.text import Text
 
-            self.live.update(Text(self.line(p)))
+            from orchestrator import redact
+
+            self.live.update(Text(redact.clean(self.line(p))))
         elif p.phase != self.last_phase:
             self.stream.write(self.line(p) + "\n")
             self.stream.flush()

@@ -3,7 +3,7 @@
 `kernel_entries(since_us, until_us)` reads them from the journal (`journalctl -k` is
 `_TRANSPORT=kernel` of this boot; entries that root wrote with SYSLOG_IDENTIFIER=kernel count
 too: that is how a kmsg forwarder, or a container without /dev/kmsg, carries them). They are
-merged into the unit's journal before classifying (`orchestrator.rules.runtime` has the GPU
+merged into the unit's journal before classifying (`orchestrator.diagnosis.runtime` has the GPU
 rules; a hardware Xid explains the software errors it causes). `events(entries)` turns them
 into plain data, and `name_gpus` says which GPU a PCI bus id is (the nvidia-smi index, from
 NVML, else from the order of /proc/driver/nvidia/gpus/, which NVML follows).
@@ -90,10 +90,11 @@ def events(entries: Iterable[JournalEntry]) -> list[XidEvent]:
 
 
 def kernel_argv(since_us: int, until_us: int, journalctl: str = "journalctl") -> list[str]:
-    """Kernel lines of this boot between the two times (µs since the epoch)."""
+    """Kernel lines between the two times (µs since the epoch). No `-b`: the window already
+    bounds it, and a sandboxed unit (ProtectKernelTunables=, ProtectProc=, in a container)
+    may read another boot id than the journal's, and `-b` would then find nothing."""
     return [
         journalctl,
-        "-b",
         "-o",
         "json",
         "--no-pager",

@@ -11,7 +11,7 @@ the field. Three kinds:
 - ``echo``: the driver cleaning up after an earlier error.
 
 Used by `orchestrator.xid` (reading the kernel log around a failure) and by the classifier's
-GPU rules in `orchestrator.rules.runtime`.
+GPU rules in `orchestrator.diagnosis.runtime`.
 """
 
 from __future__ import annotations

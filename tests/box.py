@@ -2,9 +2,11 @@
 
 The host's root file system is bind-mounted at /srv/hostroot and booted with
 ``systemd-nspawn --volatile=overlay``: everything written inside lands in a tmpfs overlay
-and vanishes on stop. The project directory is bind-mounted at the same path, so the
-host Python and this project's editable install work inside. Commands run inside with
-``nsenter -t <container PID 1> -a``.
+and vanishes on stop. The project directory is bind-mounted at the same path (so paths the
+tests build on the host work inside), and again at INSTALLED, where deploy runs from inside:
+the units it renders run deploy's code from there, a path their sandboxes can see wherever
+the checkout is (a fresh clone under /tmp is hidden by PrivateTmp=). Commands run inside
+with ``nsenter -t <container PID 1> -a``.
 
 `box` is a session-scoped pytest fixture. If the box cannot start it skips, or fails
 when ``CI=true``.
@@ -33,6 +35,9 @@ STATE_DIR = Path("/run/deploy-testbox")  # one file per running box: <nspawn pid
 BOOT_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 20.0
 SYSTEMD_BIN = "/usr/lib/systemd/systemd"
+# The project as installed in the box: deploy runs from here (cwd and PYTHONPATH), so the
+# units it renders name this path (liveness.Runner.current()).
+INSTALLED = Path("/usr/local/lib/deploy-test")
 
 
 class BoxUnavailable(RuntimeError):
@@ -142,6 +147,7 @@ class Box:
             "-b",
             "-q",
             f"--bind={self.project_root}",
+            f"--bind={self.project_root}:{INSTALLED}",
             "--",
             "systemd.firstboot=off",
             "systemd.unit=multi-user.target",
@@ -275,10 +281,10 @@ class Box:
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": str(self.project_root),
+            "PYTHONPATH": str(INSTALLED),
         }
         base.update(env or {})
-        return ["env", "-i", "-C", str(self.project_root), *(f"{k}={v}" for k, v in base.items())]
+        return ["env", "-i", "-C", str(INSTALLED), *(f"{k}={v}" for k, v in base.items())]
 
     def run(
         self,
@@ -289,7 +295,8 @@ class Box:
         env: Mapping[str, str] | None = None,
         check: bool = False,
     ) -> subprocess.CompletedProcess[str]:
-        """Run argv inside the box (cwd: the project root; a clean environment plus `env`)."""
+        """Run argv inside the box (cwd: the project as installed there, INSTALLED; a clean
+        environment plus `env`)."""
         full = ["nsenter", "-t", str(self.pid), "-a", "--", *self._env_argv(env), *argv]
         return subprocess.run(
             full,

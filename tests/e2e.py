@@ -19,8 +19,14 @@ RUN_DIR = ROOT / "tests" / ".run"  # inside the project, so the box sees it (bin
 MODELS = "/srv/deploy-test/models"
 # The stand-in is installed in the box like an SGLang venv would be (/opt/...): the server
 # unit has PrivateTmp= and ProtectHome=, so a checkout under /tmp would be invisible to it.
+# deploy itself is installed beside it the way an operator installs it for root: copied (owned
+# by root, writable by root alone), never run from the checkout, whose owner and modes are
+# whatever the test run's are. Preflight's root-code rule holds the box tests to that too.
 INSTALL = "/opt/deploy-test"
 STANDIN_PYTHON = f"{INSTALL}/tests/standin/python"
+# How the box runs deploy: from INSTALL only (-P: not from the working directory, the checkout).
+DEPLOY = [sys.executable, "-P", "-m", "orchestrator.cli"]
+DEPLOY_ENV = {"PYTHONPATH": INSTALL}
 UNIT_DIR = "/etc/systemd/system"
 
 
@@ -30,11 +36,11 @@ def prepare(box: Box) -> None:
         [
             "sh",
             "-c",
-            'rm -rf "$1" && mkdir -p "$1/tests" "$1/orchestrator" && '
-            'cp -a "$2/tests/standin" "$1/tests/" && '
-            'cp "$2/orchestrator/__init__.py" "$1/orchestrator/" && '
-            'cp -a "$2/orchestrator/sglang" "$1/orchestrator/" && '
-            'find "$1" -name __pycache__ -prune -exec rm -rf {} +',
+            'rm -rf "$1" && mkdir -p "$1/tests" && '
+            'cp -R "$2/tests/standin" "$1/tests/" && '
+            'cp -R "$2/orchestrator" "$2/templates" "$1/" && '
+            'find "$1" -name __pycache__ -prune -exec rm -rf {} + && '
+            'chown -R root:root "$1" && chmod -R go-w "$1"',
             "sh",
             INSTALL,
             str(ROOT),
@@ -112,7 +118,7 @@ def deploy(
     """Run the deploy CLI inside the box, timed."""
     t = time.monotonic()
     p: subprocess.CompletedProcess[str] = box.run(
-        [sys.executable, "-m", "orchestrator.cli", *args], timeout=timeout, env=env, input=stdin
+        [*DEPLOY, *args], timeout=timeout, env={**DEPLOY_ENV, **(env or {})}, input=stdin
     )
     return Ran(p.returncode, p.stdout, p.stderr, round(time.monotonic() - t, 3))
 
@@ -141,8 +147,16 @@ def start_deploy(
     `pidfile` so the test can signal exactly that process."""
     box.run(["rm", "-f", pidfile])  # never read a pid left by an earlier run
     script = 'echo $$ > "$0"; exec "$@"'
-    argv = ["sh", "-c", script, pidfile, sys.executable, "-m", "orchestrator.cli", *args]
-    full = ["nsenter", "-t", str(box.pid), "-a", "--", *box._env_argv(env), *argv]
+    argv = ["sh", "-c", script, pidfile, *DEPLOY, *args]
+    full = [
+        "nsenter",
+        "-t",
+        str(box.pid),
+        "-a",
+        "--",
+        *box._env_argv({**DEPLOY_ENV, **(env or {})}),
+        *argv,
+    ]
     return subprocess.Popen(
         full,
         stdout=subprocess.PIPE,
@@ -226,8 +240,11 @@ def rendered(profile_path: str) -> dict[str, str]:
     import hashlib
 
     from orchestrator import profiles, render
+    from orchestrator.liveness import Runner
 
+    # As deploy renders them in the box: run from INSTALL (DEPLOY, DEPLOY_ENV).
+    runner = Runner(sys.executable, INSTALL)
     return {
         n: hashlib.sha256(t.encode()).hexdigest()
-        for n, t in render.render(profiles.load(profile_path)).items()
+        for n, t in render.render(profiles.load(profile_path), runner=runner).items()
     }

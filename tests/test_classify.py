@@ -12,9 +12,9 @@ from types import ModuleType
 import pytest
 
 from orchestrator import diagnose
-from orchestrator.diagnose import Diagnosis, classify, classify_text
+from orchestrator.diagnose import Diagnosis, classify, classify_text, troubleshooting_markdown
+from orchestrator.diagnosis import catalog as R
 from orchestrator.journal import JournalEntry, parse_text
-from orchestrator.rules import classify as R
 from tests.helpers import said, say
 
 LOGS = Path(__file__).resolve().parent / "logs"
@@ -324,14 +324,14 @@ def test_cause_far_from_the_end(long_case: list[str], fmt: str) -> None:
 
 def test_docs_are_current() -> None:
     path = ROOT / "docs" / "troubleshooting.md"
-    assert path.exists() and path.read_text() == R.troubleshooting_markdown(), (
+    assert path.exists() and path.read_text() == troubleshooting_markdown(), (
         "docs/troubleshooting.md is stale: run `python -m orchestrator.diagnose --write-docs` "
         "(or `python -m orchestrator.docs --write`)"
     )
 
 
 def test_docs_name_every_category() -> None:
-    md = R.troubleshooting_markdown()
+    md = troubleshooting_markdown()
     for r in R.RULES:
         assert f"## {r.id}" in md
     assert "## unknown" in md

@@ -40,6 +40,7 @@ def test_results_keep_the_json_shapes() -> None:
         "installed",
         "actions",
         "diagnosis",
+        "watcher",
     ]
     assert rb.exit_code == 0 and rb.to_json()["diagnosis"] is None
     up = UpResult("p", "sglang-p.service", "failed", 1.0, rollback=rb)

@@ -195,7 +195,11 @@ def test_status_fields(tmp_path: Path) -> None:
     assert got["liveness"] == {"enabled": True, "failures_in_a_row": 2, "last_probe": probe}
     text = "\n".join(incidents.status_lines(got))
     assert "incident: crash (cuda-illegal-access)" in text and "after 1h02m up" in text
-    assert "liveness: on, 2 failure(s) in a row, last probe" in text
+    # The state file alone never says "watching": that takes systemd's view of the watcher
+    # unit (deployer.status, liveness.judge).
+    assert (
+        "liveness: NOT WATCHING: systemd was not asked about its unit (earlier last probe" in text
+    )
     assert incidents.status_fields(None, "k")["last_incident"] is None
 
 
@@ -211,27 +215,48 @@ def test_history_line_and_order() -> None:
 # --------------------------------------------------------------------------- rendering
 
 
-def test_rendered_hook_and_watcher(tmp_path: Path) -> None:
+def test_rendered_recorder_and_watcher(tmp_path: Path) -> None:
     spec = profiles.load("kimi-k26-eagle3")
     files = render.render(
         spec, state_root=Path("/srv/state"), runner=Runner("/opt/d/bin/python", "/opt/d/src")
     )
     server = files[spec.unit_name]
-    hook = next(ln for ln in server.splitlines() if ln.startswith("ExecStopPost="))
-    assert hook == (
-        "ExecStopPost=-+/usr/bin/env PYTHONPATH=/opt/d/src /opt/d/bin/python -P -m "
-        "orchestrator.incidents stop-post --state-dir /srv/state kimi-k26-eagle3"
-    )
+    # No root hook inside the server's unit: nothing there runs as root with its environment.
+    assert not any(ln.startswith("ExecStopPost=") for ln in server.splitlines())
+    assert "Wants=sglang-kimi-k26-eagle3-incidents.service" in server.splitlines()
     assert "Wants=sglang-kimi-k26-eagle3-liveness.service" in server.splitlines()
+    recorder = files["sglang-kimi-k26-eagle3-incidents.service"].splitlines()
+    assert "Type=notify" in recorder
+    assert "PartOf=sglang-kimi-k26-eagle3.service" in recorder
+    assert "Before=sglang-kimi-k26-eagle3.service" in recorder
+    assert "ReadWritePaths=-/srv/state" in recorder
+    assert not any(ln.startswith(("Environment", "User=")) for ln in recorder)
+    rec_exec = next(ln for ln in recorder if ln.startswith("ExecStart="))
+    assert rec_exec == (
+        "ExecStart=/opt/d/bin/python -I /opt/d/src/orchestrator/rootexec.py "
+        "orchestrator.incidents follow --state-dir /srv/state kimi-k26-eagle3"
+    )
     watcher = files["sglang-kimi-k26-eagle3-liveness.service"]
     assert "PartOf=sglang-kimi-k26-eagle3.service" in watcher.splitlines()
     assert "ReadWritePaths=-/srv/state" in watcher.splitlines()
     exec_line = next(ln for ln in watcher.splitlines() if ln.startswith("ExecStart="))
     assert exec_line.endswith(
-        "-m orchestrator.liveness --state-dir /srv/state --url http://127.0.0.1:30000/health "
+        "orchestrator.liveness --state-dir /srv/state --url http://127.0.0.1:30000/health "
         "--interval 30 --failures 3 --timeout 20 --restarts-per-hour 3 kimi-k26-eagle3"
     )
     assert "# deploy-health-url" not in watcher  # never taken for a deployment by `status`
+    assert "# deploy-health-url" not in "\n".join(recorder)
+
+
+def test_recorder_reads_the_environment_file_for_secrets_only(tmp_path: Path) -> None:
+    env = tmp_path / "s.env"
+    p = write_profile(tmp_path, unit={"environment_file": str(env)})
+    spec = profiles.load(str(p))
+    files = render.render(spec, runner=CANONICAL)
+    recorder = files[render.recorder_unit(spec.name)]
+    assert f"--secrets-from {env} p" in recorder
+    assert not any(ln.startswith("EnvironmentFile=") for ln in recorder.splitlines())
+    assert f"EnvironmentFile={env}" in files[spec.unit_name]
 
 
 def test_liveness_keys_and_off(tmp_path: Path) -> None:
@@ -251,12 +276,14 @@ def test_liveness_keys_and_off(tmp_path: Path) -> None:
     files = render.render(off, runner=CANONICAL)
     assert liveness.watcher_unit(off.name) not in files
     assert "Wants=sglang-p-liveness" not in files[off.unit_name]
+    assert "Wants=sglang-off-incidents.service" in files[off.unit_name]  # incidents stay on
     assert (
-        "ExecStopPost=-+/usr/bin/python3 -P -m orchestrator.incidents" in files[off.unit_name]
-    )  # incidents stay on
+        "/usr/bin/python3 -I -m orchestrator.incidents follow"
+        in files["sglang-off-incidents.service"]
+    )
     user = render.render(spec, user_mode=True, runner=CANONICAL)
     assert "--user p" in user[liveness.watcher_unit(spec.name)]
-    assert "--user p\n" in user[spec.unit_name]
+    assert "--user p\n" in user["sglang-p-incidents.service"]
 
 
 @pytest.mark.parametrize(
@@ -282,8 +309,11 @@ def test_runner_pins_code_outside_site_packages() -> None:
     r = Runner.current()
     here = str(Path(liveness.__file__).resolve().parent.parent)
     assert r.path in (None, here)
-    assert r.argv("m")[-4:] == [r.python, "-P", "-m", "m"]
-    assert CANONICAL.argv("m", "x") == ["/usr/bin/python3", "-P", "-m", "m", "x"]
+    if r.path:
+        assert r.argv("m") == [r.python, "-I", f"{here}/orchestrator/rootexec.py", "m"]
+    else:
+        assert r.argv("m") == [r.python, "-I", "-m", "m"]
+    assert CANONICAL.argv("m", "x") == ["/usr/bin/python3", "-I", "-m", "m", "x"]
 
 
 # --------------------------------------------------------------------------- the probe
@@ -335,3 +365,117 @@ def test_probe_refused() -> None:
         port = s.getsockname()[1]
     got = liveness.probe(f"http://127.0.0.1:{port}/health", 1)
     assert (got.ok, got.detail) == (False, "connection refused")
+
+
+# --------------------------------------------------------------------------- the recorder
+
+SVC = "org.freedesktop.systemd1.Service"
+UNIT_IF = "org.freedesktop.systemd1.Unit"
+INV = bytes.fromhex("0123456789abcdef0123456789abcdef")
+
+
+def _follower() -> incidents.Follower:
+    return incidents.Follower(
+        {"ActiveState": "active", "Job": (0, "/"), "InvocationID": INV},
+        {"ExecMainExitTimestamp": 0, "ExecMainStartTimestamp": 1_000_000},
+    )
+
+
+def test_follower_records_a_crash_with_no_job() -> None:
+    f = _follower()
+    ex = f.feed(
+        SVC,
+        {
+            "ExecMainExitTimestamp": 5_000_000,
+            "ExecMainCode": 2,
+            "ExecMainStatus": 9,
+            "Result": "signal",
+        },
+    )
+    assert ex is not None and not ex.requested
+    assert (ex.exit_code, ex.exit_status, ex.invocation) == ("killed", "KILL", INV.hex())
+    assert (ex.start_us, ex.end_us) == (1_000_000, 5_000_000)
+    f.feed(UNIT_IF, {"ActiveState": "deactivating"})
+    assert not f.settled
+    f.feed(SVC, {"Result": "oom-kill", "NRestarts": 1, "Restart": "on-failure"})
+    f.feed(UNIT_IF, {"ActiveState": "activating", "SubState": "auto-restart"})
+    assert f.settled
+    f.settle(ex)
+    assert ex.result == "oom-kill" and ex.props["NRestarts"] == 1
+    # The same exit announced again (another property changed) is not a second one.
+    assert f.feed(SVC, {"NRestarts": 1}) is None
+
+
+def test_follower_tells_a_requested_stop_by_its_job() -> None:
+    f = _follower()
+    f.feed(UNIT_IF, {"ActiveState": "deactivating", "Job": (7, "/org/freedesktop/systemd1/job/7")})
+    assert f.job_changed() == (7, "/org/freedesktop/systemd1/job/7")
+    f.job_type = "stop"  # what the recorder asks systemd (JobType) for a new job
+    ex = f.feed(SVC, {"ExecMainExitTimestamp": 9, "ExecMainCode": 2, "ExecMainStatus": 15})
+    assert ex is not None and ex.requested and ex.job == "stop"
+    # A start job (queued while stopped) never makes a later crash look requested.
+    f.feed(UNIT_IF, {"Job": (8, "/org/freedesktop/systemd1/job/8")})
+    assert f.job_changed() is not None
+    f.job_type = "start"
+    ex2 = f.feed(SVC, {"ExecMainExitTimestamp": 12, "ExecMainCode": 1, "ExecMainStatus": 1})
+    assert ex2 is not None and not ex2.requested and ex2.exit_status == "1"
+
+
+def test_exit_words_match_systemd() -> None:
+    assert incidents.exit_words(1, 0) == ("exited", "0")
+    assert incidents.exit_words(2, 6) == ("killed", "ABRT")
+    assert incidents.exit_words(3, 11) == ("dumped", "SEGV")
+    assert incidents.exit_words(0, 0) == (None, None)
+
+
+def test_records_are_scrubbed_of_registered_secrets(tmp_path: Path) -> None:
+    from orchestrator import redact
+
+    secret = "sk-recorder-7f3a9c"
+    env = tmp_path / "s.env"
+    env.write_text(f'export_ok=1\nSGLANG_API_KEY="{secret}"\n')
+    redact.register_file(str(env))
+    inc = incidents.Incident(
+        kind="crash",
+        deployment="p",
+        unit="sglang-p.service",
+        invocation_id="ab" * 16,
+        when="2026-12-01T00:00:00.000+00:00",
+        ended_us=1_764_547_200_000_000,
+        recorded_us=0,
+        uptime_before_s=3.0,
+        phase="serving",
+        summary=f"launched with --api-key {secret}",
+        evidence=[f"argv ... {secret}"],
+    )
+    path = incidents.save(tmp_path, inc)
+    assert secret not in path.read_text()
+    assert secret.encode() not in incidents.journal_payload(inc)
+
+
+def test_follower_catches_an_end_it_did_not_see() -> None:
+    """Started (or restarted) after the server died on its own: failed, or waiting for
+    systemd's restart, with an exit on record: that end is reported once."""
+    seen = incidents.Follower(
+        {"ActiveState": "activating", "SubState": "auto-restart", "InvocationID": INV},
+        {"ExecMainExitTimestamp": 7, "ExecMainCode": 2, "ExecMainStatus": 9},
+    )
+    missed = seen.ended_unseen()
+    assert missed is not None and (missed.end_us, missed.exit_status, missed.job) == (
+        7,
+        "KILL",
+        None,
+    )
+    calm = incidents.Follower(
+        {"ActiveState": "inactive", "SubState": "dead", "InvocationID": INV},
+        {"ExecMainExitTimestamp": 7, "ExecMainCode": 1, "ExecMainStatus": 0},
+    )
+    assert calm.ended_unseen() is None  # a stop someone asked for ends inactive
+
+
+def test_recorded_matches_the_invocation(tmp_path: Path) -> None:
+    assert not incidents.recorded(tmp_path, "p", "ab" * 16)
+    d = incidents.incidents_dir(tmp_path, "p")
+    d.mkdir(parents=True)
+    (d / f"20261201T000000.000000Z-crash-{'ab' * 6}.json").write_text("{}")
+    assert incidents.recorded(tmp_path, "p", "ab" * 16)

@@ -26,7 +26,7 @@ from orchestrator import profiles, render
 from orchestrator.cli import app
 from orchestrator.k8s import manifests, validate, yamlout
 from orchestrator.multinode import with_node_rank
-from orchestrator.spec import EnvRef
+from orchestrator.spec import KEY_LAUNCHER, EnvRef
 from tests.helpers import ROOT, write_profile
 
 EXAMPLES = ROOT / "k8s" / "examples"
@@ -104,13 +104,19 @@ def _without_host(argv: list[str]) -> list[str]:
 
 
 def test_parity_is_one_vector_in_code() -> None:
-    """The pods' command is Spec.server_argv(), the vector the unit's ExecStart= runs."""
+    """The pods' command is Spec.server_argv(), the vector the unit's ExecStart= runs; the
+    unit passes the API key through KEY_LAUNCHER, never on its command line (issue 21)."""
     spec = profiles.load(str(EXAMPLES / "kimi-k26-eagle3-router.toml"))
-    unit_tail = spec.argv()[3:]
+    unit = spec.argv()
+    assert unit[1:4] == ["-c", KEY_LAUNCHER, "sglang.launch_server"]
+    assert "--api-key=env:SGLANG_API_KEY" in unit[: unit.index("--")]
+    assert not any(isinstance(a, EnvRef) for a in unit)  # no ${SGLANG_API_KEY} in ExecStart=
+    unit_tail = unit[unit.index("--") + 1 :]
     pod_tail = manifests.server_command(spec)[3:]
-    assert [manifests.k8s_ref(a) for a in _without_host(unit_tail)] == _without_host(pod_tail)
-    assert EnvRef("SGLANG_API_KEY") in unit_tail  # systemd: ${SGLANG_API_KEY}
-    assert "$(SGLANG_API_KEY)" in pod_tail  # Kubernetes: $(SGLANG_API_KEY)
+    key = pod_tail.index("$(SGLANG_API_KEY)")  # Kubernetes: $(SGLANG_API_KEY)
+    assert pod_tail[key - 1] == "--api-key"
+    pod_flags = pod_tail[: key - 1] + pod_tail[key + 1 :]
+    assert [manifests.k8s_ref(a) for a in _without_host(unit_tail)] == _without_host(pod_flags)
 
 
 def test_two_nodes_tp16_gives_size_2_and_identical_lws_flags(tmp_path: Path) -> None:

@@ -14,17 +14,24 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "orchestrator"
 MAX_LINES = 900
 
-# Modules over MAX_LINES today -> why they are still allowed.
+# Modules over MAX_LINES today -> why they are still allowed. Each is a split that needs
+# judgement (issue 20); the package move (relayout) does not shrink them.
 TOO_LONG: dict[str, str] = {
-    # to be removed when orchestrator/diagnosis/ lands (the classifier split, issue 14/20)
-    "orchestrator.rules.classify": "the classifier, being split into orchestrator/diagnosis/",
+    "orchestrator.deployer": "the controller still holds the server's HTTP client and /server_info parsing",
+    "orchestrator.profiles": "loading, merging and validating profiles in one module",
+    "orchestrator.incidents": "model, store, journald protocol, stop hook and text output together",
+    "orchestrator.diagnosis.engine": "the classifier's engine, freshly split out of rules/classify.py",
+    "orchestrator.diagnosis.startup": "start-up failure categories, freshly split out of classify.py",
 }
 
 # Import cycles today (each as its sorted members) -> why they are still allowed.
 CYCLES: dict[tuple[str, ...], str] = {
-    # to be removed when orchestrator/diagnosis/ lands
-    ("orchestrator.rules.classify", "orchestrator.rules.runtime"): (
-        "classifier files another branch is moving into orchestrator/diagnosis/"
+    ("orchestrator.diagnosis.reader", "orchestrator.journal"): (
+        "the journal reader and the diagnosis reader call each other; journal.py moves into "
+        "diagnosis/ with the relayout, then the shared part needs one home"
+    ),
+    ("orchestrator.incidents", "orchestrator.liveness"): (
+        "liveness is both the template context and the watcher daemon (issue 20): split it"
     ),
 }
 

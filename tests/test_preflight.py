@@ -183,6 +183,14 @@ def test_every_rule_has_a_case() -> None:
         "sglang-flag-deprecated",
         # its cases are in tests/test_ports.py (a port held for real)
         "port-free",
+        # their cases are in tests/test_trust.py (owners, modes, the service user)
+        "api-key-env",
+        "environment-code",
+        "environment-credential",
+        "root-code",
+        "service-user",
+        # its cases are in tests/test_redact.py (an environment file with a short key)
+        "secret-too-short",
         # their cases are in tests/test_k8s.py ([cluster] and `export k8s`)
         "cluster-fit",
         "cluster-dp-multinode",

@@ -130,7 +130,9 @@ def test_systemd_analyze_verify(analyzable: Path, builtin: str) -> None:
 def test_diff_against_installed(tmp_path: Path) -> None:
     spec = profiles.load("kimi-k26-eagle3")
     files = render.render(spec)
-    assert render.diff(files, tmp_path).count("+++ ") == len(files) == 3  # server, check, liveness
+    assert (
+        render.diff(files, tmp_path).count("+++ ") == len(files) == 4
+    )  # + check, liveness, incidents
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert render.diff(files, tmp_path) == ""
@@ -153,6 +155,7 @@ def test_templates_get_exactly_the_variables_they_use(user_mode: bool) -> None:
         "sglang.service.j2",
         "sglang-liveness.service.j2",
         "sglang-check.service.j2",
+        "sglang-incidents.service.j2",
     }
     for template, variables in units.values():
         assert env.loader is not None

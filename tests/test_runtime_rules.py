@@ -1,4 +1,4 @@
-"""Run-time causes and GPU Xids in the classifier (orchestrator/rules/runtime.py), on the
+"""Run-time causes and GPU Xids in the classifier (orchestrator/diagnosis/runtime.py), on the
 fixtures in tests/logs/runtime/ (a server that served, then died or wedged)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 
 from orchestrator import xid, xid_codes
 from orchestrator.diagnose import classify, classify_text
+from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis.runtime import RUNTIME_RULES
 from orchestrator.journal import JournalEntry, parse_text
-from orchestrator.rules import classify as R
-from orchestrator.rules.runtime import RUNTIME_RULES
 
 HERE = Path(__file__).resolve().parent / "logs" / "runtime"
 EXPECTED: dict[str, str] = json.loads((HERE / "expected.json").read_text())

@@ -126,7 +126,7 @@ def documents(text: str) -> list[dict[str, Any]] | None:
             if not isinstance(obj, dict) or obj.get("kind") not in KINDS:
                 return None
             out.append(obj)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep
         return None
     return out
 
@@ -137,7 +137,10 @@ def _items(
     pods: list[Mapping[str, Any]] = []
     events: list[Mapping[str, Any]] = []
     for d in docs:
-        for item in d.get("items", []) if "items" in d else [d]:
+        items = d.get("items", []) if "items" in d else [d]
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
             kind = item.get("kind") or ("Event" if "involvedObject" in item else "Pod")
             if kind == "Pod":
                 pods.append(item)
@@ -343,4 +346,18 @@ def diagnose_docs(docs: Sequence[Mapping[str, Any]]) -> Diagnosis:
 def diagnose_text(text: str) -> Diagnosis | None:
     """A diagnosis when `text` is `kubectl get pod|events -o json`; None for anything else."""
     docs = documents(text)
-    return None if docs is None else diagnose_docs(docs)
+    if docs is None:
+        return None
+    try:
+        return diagnose_docs(docs)
+    except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as e:
+        # A field of a type kubectl never writes (a list where a pod's status is, a null
+        # metadata): bad input, said in one line, not a traceback.
+        from orchestrator.errors import InputError
+
+        raise InputError(
+            f"the input looks like `kubectl get pod|events -o json` but a field has a type "
+            f"kubectl does not write ({type(e).__name__}: {str(e)[:120]})",
+            field="--input",
+            fix="pass kubectl's own output unedited (kubectl get pods,events -o json > FILE)",
+        ) from None

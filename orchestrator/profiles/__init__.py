@@ -10,7 +10,9 @@ environment file is registered with `orchestrator.redact`, so no command prints 
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,7 +36,7 @@ from orchestrator.spec import (
     UnitConfig,
 )
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}\$?$")
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HOST_RE = re.compile(r"^[A-Za-z0-9.:\-\[\]]+$")
@@ -83,13 +85,158 @@ def _matching(pattern: re.Pattern[str], what: str, fix: str) -> Check:
     return check
 
 
-_abspath = _matching(
-    re.compile(r"^/"),
-    "an absolute path",
-    "give {field} as an absolute path such as /opt/sglang/bin/python",
+# ------------------------------------------------------------------ bounds on input
+
+MAX_PROFILE_BYTES = 1 << 20  # a profile is a few hundred bytes; 1 MiB is generous
+MAX_DEPTH = 8  # tables and arrays nest at most this deep (a profile needs 3)
+MAX_ITEMS = 1024  # keys in one table, items in one array
+MAX_STRING = 4096  # any string value (PATH_MAX); the description has its own, smaller cap
+MAX_DESCRIPTION = 512
+MAX_PATH_COMPONENT = 255
+
+# Characters a path that reaches a unit file may not hold: whitespace separates the items of
+# list directives (ReadWritePaths=, StateDirectory=), a backslash escapes or, at the end of a
+# line, continues it into the next directive, quotes start a quoted item.
+PATH_BAD_CHAR = re.compile(r"[\s\\\"'\x00-\x1f\x7f-\x9f]")
+# Trees a working directory (ReadWritePaths=, StateDirectory=) may be neither in nor above:
+# the service user could then write the system, or have systemd chown it to itself.
+SYSTEM_TREES = (
+    "/etc",
+    "/usr",
+    "/boot",
+    "/efi",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/var/lib/systemd",
+    "/var/lib/dpkg",
+    "/var/lib/apt",
+    "/var/lib/private",
+    "/var/log/journal",
+    "/run/systemd",
 )
+# A system unit's service user may not write root's home either; a user manager's unit runs
+# as its own user, for whom /root may be home (checked by the renderer, which knows which).
+SYSTEM_ONLY_TREES = ("/root",)
+# Shared directories a working directory may lie inside but may not be (nor be above).
+SHARED_DIRS = (
+    "/",
+    "/var",
+    "/var/lib",
+    "/var/cache",
+    "/var/log",
+    "/var/tmp",
+    "/tmp",
+    "/home",
+    "/srv",
+    "/opt",
+    "/run",
+    "/mnt",
+    "/media",
+)
+# A URL with user information (user:password@ or token@) in it: a credential in the profile,
+# which ends up in a world-readable unit file.
+URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+@")
+
+
+def path_problem(value: str) -> str | None:
+    """Why `value` cannot be a path in a unit file (None: it can). Absolute, normalised (no
+    `.`, `..`, `//` or trailing `/`), no whitespace, backslash, quote or control character."""
+    if not value.startswith("/"):
+        return "is not an absolute path"
+    m = PATH_BAD_CHAR.search(value)
+    if m:
+        return (
+            f"holds {m.group()!r}: in a unit file whitespace splits a list of paths, a "
+            "backslash escapes or continues the line, a quote starts a quoted item"
+        )
+    if len(value) > MAX_STRING:
+        return f"is {len(value)} characters long"
+    if value != "/":
+        parts = value[1:].split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            return "is not normalised (it has '.', '..', '//' or a trailing '/')"
+        if any(len(p.encode()) > MAX_PATH_COMPONENT for p in parts):
+            return f"has a component longer than {MAX_PATH_COMPONENT} bytes"
+    return None
+
+
+def _safe_path(value: Any, fieldname: str) -> str:
+    s = _str(value, fieldname)
+    why = path_problem(s)
+    if why is not None:
+        example = {
+            "unit.python": "/opt/sglang/bin/python",
+            "unit.environment_file": "/etc/sglang/secrets.env",
+        }.get(fieldname, "/var/lib/sglang")
+        cls = ProfileError if not s.startswith("/") else UnsafeValueError
+        raise cls(
+            f"{fieldname} = {s[:200]!r} {why}",
+            field=fieldname,
+            fix=f"give {fieldname} as a plain absolute path such as {example} "
+            "(no spaces, quotes, backslashes, '.' or '..' in it)",
+        )
+    return s
+
+
+def _within(path: str, tree: str) -> bool:
+    return tree == "/" or path == tree or path.startswith(tree + "/")
+
+
+def writable_tree_problem(
+    path: str, state_dirs: tuple[str, ...], *, system: bool = False
+) -> str | None:
+    """Why the service may not be given `path` as its writable working directory (systemd's
+    ReadWritePaths=, and StateDirectory= under /var/lib, which it chowns to the service user).
+    None when it may. `state_dirs`: deploy's own state directories; `system`: for a system
+    unit (also SYSTEM_ONLY_TREES)."""
+    cands = [path]
+    try:  # an existing path may be a symlink into one of these trees
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        real = path
+    if real != path:
+        cands.append(real)
+    for p in cands:
+        for sd in state_dirs:
+            sd = os.path.normpath(sd)
+            if _within(p, sd) or _within(sd, p):
+                return (
+                    f"{p} overlaps deploy's state directory {sd}, which holds the releases "
+                    "that `deploy rollback` installs as root: the service user would own it"
+                )
+        for tree in SYSTEM_TREES + (SYSTEM_ONLY_TREES if system else ()):
+            if _within(p, tree) or _within(tree, p):
+                return f"{p} is in or above the system tree {tree}: the service user would own it"
+        for shared in SHARED_DIRS:
+            if p == shared or (shared != "/" and _within(shared, p)):
+                return f"{p} is the shared directory {shared} itself"
+    return None
+
+
+def _working_directory(value: Any, fieldname: str) -> str:
+    from orchestrator.releases import DEFAULT_STATE_DIR, state_dir
+
+    s = _safe_path(value, fieldname)
+    why = writable_tree_problem(s, (str(DEFAULT_STATE_DIR), str(state_dir())))
+    if why is not None:
+        raise UnsafeValueError(
+            f"{fieldname} = {s!r} cannot be the server's writable directory: {why}",
+            field=fieldname,
+            fix=f"give {fieldname} a directory of its own, such as /var/lib/sglang",
+        )
+    return s
+
+
+_abspath = _safe_path
 _path_str = _matching(
-    re.compile(r"^/"),
+    re.compile(r"^/[^\s\\\"'\x00-\x1f\x7f-\x9f]*$"),
     "a URL path starting with /",
     'write {field} as an URL path such as "/health"',
 )
@@ -319,7 +466,7 @@ SCHEMA: dict[str, dict[str, Check]] = {
         "module": _str,
         "user": _user,
         "group": _user,
-        "working_directory": _abspath,
+        "working_directory": _working_directory,
         "environment": _environment,
         "environment_file": _abspath,
         "restart_sec": _int(1, 3600),
@@ -404,24 +551,60 @@ def _did_you_mean(key: str, options: list[str] | tuple[str, ...]) -> str:
     return f"did you mean {close[0]!r}?" if close else ""
 
 
-def _check_control(value: Any, fieldname: str) -> None:
-    """No value anywhere may carry a newline or control character: in a unit file it would
-    end the line and start a directive of its own."""
-    if isinstance(value, str):
-        if CONTROL.search(value):
-            raise UnsafeValueError(
-                f"{fieldname} contains a newline or control character ({value!r}); "
-                "in a unit file it would start a new directive",
-                field=fieldname,
-                fix=f"remove the control characters from {fieldname}",
-            )
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            _check_control(k, f"{fieldname}.{k}")
-            _check_control(v, f"{fieldname}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _check_control(v, f"{fieldname}[{i}]")
+def _check_values(data: Mapping[str, Any], shown: str) -> None:
+    """Every value of a parsed profile, walked without recursion: no newline or control
+    character (in a unit file it would end the line and start a directive of its own), no
+    credentials inside a URL, and nothing nested, long or numerous beyond a profile's needs."""
+    stack: list[tuple[str, Any, int]] = [(k, v, 1) for k, v in data.items()]
+    while stack:
+        fieldname, value, depth = stack.pop()
+        if isinstance(value, str):
+            _check_string(value, fieldname)
+        elif isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ProfileError(
+                    f"{fieldname} in profile {shown} nests tables or arrays more than "
+                    f"{MAX_DEPTH} deep",
+                    field=fieldname,
+                    fix="a profile needs plain tables of keys and values; flatten it",
+                )
+            if len(value) > MAX_ITEMS:
+                raise ProfileError(
+                    f"{fieldname} in profile {shown} has {len(value)} entries",
+                    field=fieldname,
+                    fix=f"keep tables and arrays under {MAX_ITEMS} entries",
+                )
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    _check_string(k, f"{fieldname}.{k[:40]}")
+                    stack.append((f"{fieldname}.{k}", v, depth + 1))
+            else:
+                stack.extend((f"{fieldname}[{i}]", v, depth + 1) for i, v in enumerate(value))
+
+
+def _check_string(value: str, fieldname: str) -> None:
+    cap = MAX_DESCRIPTION if fieldname == "description" else MAX_STRING
+    if len(value) > cap:
+        raise ProfileError(
+            f"{fieldname} is {len(value)} characters long",
+            field=fieldname,
+            fix=f"shorten {fieldname} to at most {cap} characters",
+        )
+    if CONTROL.search(value):
+        raise UnsafeValueError(
+            f"{fieldname} contains a newline or control character ({value!r}); "
+            "in a unit file it would start a new directive",
+            field=fieldname,
+            fix=f"remove the control characters from {fieldname}",
+        )
+    if URL_CREDENTIALS.search(value):
+        raise UnsafeValueError(
+            f"{fieldname} holds a URL with credentials in it (user:password@ or token@); the "
+            "profile ends up in a unit file that every user can read",
+            field=fieldname,
+            fix=f"drop the user:password@ part from {fieldname} and put the credential in "
+            "unit.environment_file (root-owned, mode 0600), e.g. HTTPS_PROXY=http://user:pass@host:3128",
+        )
 
 
 def builtin_dir() -> Path:
@@ -436,9 +619,40 @@ def builtins() -> list[BuiltIn]:
     return out
 
 
+def _read_profile(path: Path, shown: str) -> bytes:
+    """The bytes of a profile file: a regular file only (a FIFO or a device such as /dev/zero
+    would block or never end), opened without blocking, at most MAX_PROFILE_BYTES."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ProfileError(
+                f"profile {shown} is not a regular file",
+                field="PROFILE",
+                fix="give the path of a .toml file (not a FIFO, device or directory)",
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_PROFILE_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_PROFILE_BYTES:
+            raise ProfileError(
+                f"profile {shown} is larger than {MAX_PROFILE_BYTES // 1024} KiB",
+                field="PROFILE",
+                fix="a profile is a short TOML file; check that this is the right file",
+            )
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _parse(path: Path, shown: str) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_profile(path, shown).decode("utf-8")
     except FileNotFoundError:
         raise ProfileError(
             f"profile file {shown} does not exist",
@@ -458,6 +672,12 @@ def _parse(path: Path, shown: str) -> dict[str, Any]:
             f"profile {shown} is not valid TOML: {e}",
             field="PROFILE",
             fix="correct the TOML syntax at that line (strings need quotes, tables [brackets])",
+        ) from None
+    except RecursionError:
+        raise ProfileError(
+            f"profile {shown} nests arrays or tables too deeply to read",
+            field="PROFILE",
+            fix="a profile needs plain tables of keys and values; flatten it",
         ) from None
 
 
@@ -510,8 +730,7 @@ def _raw_chain(
                 field=k,
                 fix=f"use only {', '.join(TOP_LEVEL)}",
             )
-    for top, value in data.items():
-        _check_control(value, top)
+    _check_values(data, shown)
     prov: dict[str, str] = {}
     chain: tuple[str, ...] = ()
     merged: dict[str, Any] = {}

@@ -64,6 +64,7 @@ class Context:
     on_box: bool = False
     notes: dict[str, str] = field(default_factory=dict)
     gpus: GpuReport | None = None  # NVML's view of this machine; None when not probed
+    user_mode: bool = False  # for a user manager (deploy up --user): nothing runs as root
 
     def is_set(self, key: str) -> bool:
         return key in self.spec.server

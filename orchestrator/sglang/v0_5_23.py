@@ -344,6 +344,12 @@ MESSAGES: tuple[Message, ...] = (
         older=("Watchdog timeout (self.watchdog_timeout={timeout})",),  # sglang #3752 (0.4.x)
     ),
     Message(
+        "kv-retract",
+        "KV cache pool is full. Retract requests. #retracted_reqs: {n}{rest}",
+        "srt/managers/scheduler.py (the decode retraction warning; occasional ones are normal)",
+        fields={"n": r"\d+", "rest": r"[^\n]{0,200}"},
+    ),
+    Message(
         "kv-retract-no-space",
         "No space left for only one request{detail}",
         "older releases' decode retraction (sglang #14948); 0.5.x raises kv-oom-decode instead",

@@ -1,6 +1,6 @@
 """Run-time causes: why a server that was serving stopped (or stopped answering).
 
-The start-up rules in `orchestrator.rules.classify` name why a start failed; these name what
+The start-up rules in `orchestrator.diagnosis.startup` name why a start failed; these name what
 kills (or wedges) SGLang 0.5.23 after its ready line, read off its source and from field
 reports (tests/logs/real keeps such logs):
 
@@ -31,18 +31,28 @@ adds the kernel lines of the failure's time window to the journal the classifier
 hardware Xid `explains` the software errors it causes, so it outranks them whatever their
 order. An application Xid (13, 31, 43) is the driver's view of a software fault: a hint only.
 
-`RUNTIME_RULES` (`build()`) is appended to `classify.RULES` (lowest priority on a same-second tie: a more
+`RUNTIME_RULES` comes after the start-up rules in `catalog.RULES` (lowest priority on a same-second tie: a more
 specific start-up rule such as cuda-oom wins the same line).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from orchestrator import xid_codes
+from orchestrator.diagnosis.model import (
+    CAUSE,
+    FALLBACK,
+    HINT,
+    Family,
+    Pat,
+    Rule,
+    example,
+    pat,
+    said,
+    under,
+)
+from orchestrator.sglang import code as sgl_code
 
-if TYPE_CHECKING:
-    from orchestrator.rules.classify import Pat, Rule
+__all__ = ["RUNTIME_RULES"]
 
 _EXC = r"^\s*(?:[\w.]+\.)?"
 # An exception line: "torch.AcceleratorError: ...", "RuntimeError: ...", "KeyError: 'x'".
@@ -51,14 +61,10 @@ _CUDA_FAULT = (
     r"an illegal memory access was encountered|misaligned address|"
     r"an illegal instruction was encountered|unspecified launch failure"
 )
-# Frames of the EAGLE draft step and of the target's verify step (speculative/eagle_*.py).
-_DRAFT_STEP = r"in draft_forward\b|in draft\b|in _draft_extend|draft_worker|in forward_draft_extend"
-_VERIFY_STEP = r"in verify\b|in run_eagle_verify\b|is_verify=True"
-# The scheduler's serving loop (managers/scheduler.py), i.e. after the server was ready.
-_SERVING_LOOP = (
-    r"in event_loop_(?:normal|overlap|pp)\b|in run_batch\b|in process_batch_result\b|"
-    r"in run_event_loop\b|scheduler_components/batch_result_processor\.py"
-)
+# SGLang's frames (orchestrator/sglang/code.py): the draft and verify steps, the serving loop
+_DRAFT_STEP = sgl_code.DRAFT_STEP
+_VERIFY_STEP = sgl_code.VERIFY_STEP
+_SERVING_LOOP = sgl_code.SERVING_LOOP
 _CUDA_FAULT_LINE = (
     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?CUDA error\b[^']*?'?(?P<msg>"
     + _CUDA_FAULT
@@ -67,6 +73,8 @@ _CUDA_FAULT_LINE = (
 _PCI = r"(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?"
 
 
+# retractions in one log that make a storm (SGLang's docs: about one a minute is normal)
+RETRACT_STORM = 5
 _XID_SUMMARY = "the GPU at PCI {pci} reported Xid {code}, {xname}: {meaning}"
 
 
@@ -74,15 +82,12 @@ def _xid_patterns() -> tuple[Pat, ...]:
     """One pattern per known Xid code, carrying its meaning and action. A hardware code is a
     cause (and explains its software echoes); an application code (13, 31, 43) is a hint: the
     driver's view of a software fault, named only when the software error itself is not."""
-    from orchestrator.rules.classify import CAUSE, HINT, pat
-
     out = []
     for code in xid_codes.codes_of("gpu-xid"):
         x = xid_codes.XIDS[code]
         out.append(
             pat(
                 rf"NVRM: Xid \(PCI:{_PCI}\): (?P<code>{code}),(?P<msg>.*)",
-                "NVRM: Xid",
                 role=CAUSE if x.kind == "hardware" else HINT,
                 # a hint's summary would read "(inferred)": an Xid line is not inferred
                 summary=None if x.kind == "hardware" else _XID_SUMMARY,
@@ -97,7 +102,6 @@ def _xid_patterns() -> tuple[Pat, ...]:
     out.append(
         pat(
             r"NVRM: fallen off the bus and is not responding to commands",
-            "NVRM: fallen off the bus",
             summary="a GPU fell off the bus (the condition Xid 79 reports): {meaning}",
             xname=x79.name,
             meaning=x79.meaning,
@@ -127,8 +131,6 @@ _XID_DOC = (
 )
 _XID_DEFAULTS = {"pci": "?", "code": "?", "xname": "a GPU fault", "meaning": "?", "action": "?"}
 
-_BUILT: tuple[Rule, ...] | None = None
-
 
 def _said_context(mid: str) -> str:
     """A context regex for an SGLang message's fixed words (its longest literal stretch)."""
@@ -139,22 +141,7 @@ def _said_context(mid: str) -> str:
     return "|".join(re.escape(m.keyword().strip()) for m in sglang.all_messages(mid))
 
 
-def build() -> tuple[Rule, ...]:
-    """The run-time rules, built once on first use, so that this module and `classify` (which
-    appends them to its RULES at its end) can be imported in either order: importing
-    `classify` from here calls back into build(), which then finds them built."""
-    global _BUILT
-    if _BUILT is None:
-        from orchestrator.rules import classify  # noqa: F401  (may build them, re-entrantly)
-
-        if _BUILT is None:
-            _BUILT = _make()
-    return _BUILT
-
-
 def _make() -> tuple[Rule, ...]:
-    from orchestrator.rules.classify import CAUSE, FALLBACK, HINT, Rule, example, pat, said
-
     rules: tuple[Rule, ...] = (
         Rule(
             id="gpu-xid",
@@ -198,13 +185,23 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     r"CUDA error\b.*?(?P<msg>uncorrectable ECC error encountered)",
-                    "uncorrectable ECC error",
                 ),
             ),
             examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
         ),
         Rule(
             id="cuda-illegal-access",
+            families=(
+                Family(
+                    ("AcceleratorError", "RuntimeError"),
+                    words=(
+                        "illegal memory access",
+                        "misaligned address",
+                        "illegal instruction",
+                        "unspecified launch failure",
+                    ),
+                ),
+            ),
             title="a CUDA kernel faulted while serving (illegal memory access)",
             summary="a CUDA kernel hit '{msg}' while {step}: the scheduler died and SGLang took the server down",
             fix=(
@@ -225,43 +222,30 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     _CUDA_FAULT_LINE,
-                    (
-                        "illegal memory access",
-                        "misaligned address",
-                        "illegal instruction",
-                        "launch failure",
-                    ),
                     context=_DRAFT_STEP,
                     step="drafting (EAGLE-3 draft model)",
                 ),
                 pat(
                     _CUDA_FAULT_LINE,
-                    (
-                        "illegal memory access",
-                        "misaligned address",
-                        "illegal instruction",
-                        "launch failure",
-                    ),
                     context=_VERIFY_STEP,
                     step="verifying draft tokens (EAGLE-3 target verify)",
                 ),
                 pat(
                     _CUDA_FAULT_LINE,
-                    (
-                        "illegal memory access",
-                        "misaligned address",
-                        "illegal instruction",
-                        "launch failure",
-                    ),
                 ),
             ),
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
             examples=(
-                "torch.AcceleratorError: CUDA error: an illegal memory access was encountered   (under eagle_worker_v2.py, in draft_forward)",
+                under(
+                    ".../sglang/srt/speculative/eagle_worker_v2.py",
+                    "draft_forward",
+                    "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+                ),
             ),
         ),
         Rule(
             id="cuda-device-assert",
+            families=(Family(("AcceleratorError", "RuntimeError"), words=("device-side assert",)),),
             title="a device-side assertion failed in a CUDA kernel",
             summary="a device-side assertion failed in a CUDA kernel: {msg}",
             fix=(
@@ -279,11 +263,9 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     r"(?P<file>[\w/.\\-]+\.cu):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
-                    "Assertion `",
                 ),
                 pat(
                     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?CUDA error: (?P<msg>device-side assert triggered)",
-                    "device-side assert triggered",
                 ),
             ),
             defaults={"msg": "?"},
@@ -321,7 +303,6 @@ def _make() -> tuple[Rule, ...]:
                     r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
                     r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
                     r"ran for (?P<ran_ms>\d+) milliseconds before timing out",
-                    "Watchdog caught collective",
                 ),
             ),
             explains=("nccl-error",),
@@ -375,6 +356,15 @@ def _make() -> tuple[Rule, ...]:
                 *said("kv-oom-prefill", anywhere=True, stage="prefill"),
                 *said("alloc-req-slots", anywhere=True, stage="request slots"),
                 *said("kv-retract-no-space", anywhere=True, stage="decode retraction"),
+                # a retraction storm and no error: the pool is too small for the load
+                *said(
+                    "kv-retract",
+                    anywhere=True,
+                    role=HINT,
+                    min_count=RETRACT_STORM,
+                    stage="decode retraction",
+                    summary="SGLang kept retracting requests because its KV cache pool was full ({msg}) and logged no error: the pool is too small for the load it admits (inferred from a retraction storm)",
+                ),
             ),
             defaults={"msg": "?", "stage": "?"},
             examples=("RuntimeError: " + example("kv-oom-decode"),),
@@ -420,7 +410,9 @@ def _make() -> tuple[Rule, ...]:
             ),
             defaults={"who": "tokenizer manager", "exc": "Exception", "msg": "?", "code": "?"},
             examples=(
-                example("detokenizer-exception", traceback="Traceback (most recent call last):"),
+                example("detokenizer-exception", traceback="Traceback (most recent call last):")
+                + '\n  File ".../sglang/srt/managers/detokenizer_manager.py", line 1, in event_loop'
+                + "\n    ...\nKeyError: 17",
                 example("subprocess-crashed", name="detokenizer", pid=48290, code=-9),
             ),
         ),
@@ -445,12 +437,24 @@ def _make() -> tuple[Rule, ...]:
                 # vLLM's engine loop, the same failure there: "[v1/engine/core.py:720] IndexError: ..."
                 pat(
                     r"^\[v1/engine/core\.py:\d+\] (?P<exc>\w*(?:Error|Exception)): (?P<msg>.*)$",
-                    "engine/core.py",
+                    summary="an exception in the engine loop while serving: {exc}: {msg}",
+                ),
+                # the same, where the reader took the logger's prefix off as the line's origin
+                pat(
+                    _ANY_EXC,
+                    ("Error", "Exception"),
+                    origin=r"\[v1/engine/core\.py:\d+\]",
                     summary="an exception in the engine loop while serving: {exc}: {msg}",
                 ),
             ),
             defaults={"exc": "Exception", "msg": "?"},
-            examples=("KeyError: 'rid-7f3a'   (under scheduler.py, in process_batch_result)",),
+            examples=(
+                under(
+                    ".../sglang/srt/managers/scheduler.py",
+                    "process_batch_result",
+                    "KeyError: 'rid-7f3a'",
+                ),
+            ),
         ),
         Rule(
             id="scheduler-crashed",
@@ -499,7 +503,4 @@ def _make() -> tuple[Rule, ...]:
     return rules
 
 
-def __getattr__(name: str) -> Any:
-    if name == "RUNTIME_RULES":  # the tuple, exported as a constant
-        return build()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+RUNTIME_RULES: tuple[Rule, ...] = _make()

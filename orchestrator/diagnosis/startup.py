@@ -1,4 +1,4 @@
-"""The failure classifier's rules, as data: what SGLang / PyTorch / NCCL / CUDA / systemd print
+"""The start-up rules, as data: what SGLang / PyTorch / NCCL / CUDA / systemd print
 when a start fails, which category that is, and the fix.
 
 Read off sglang 0.5.23 (arg_groups/speculative_hook.py, arg_groups/overrides.py,
@@ -7,169 +7,63 @@ model_executor/runner_backend_utils, model_loader/weight_utils.py, layers/linear
 models/kimi_k25_eagle3.py, utils/common.py, utils/network.py) and from what PyTorch, NCCL,
 huggingface_hub, uvicorn, the kernel and systemd print.
 
-Roles
------
-- ``cause``: the line names a root cause.
-- ``fallback``: a cause only when no ``cause`` line is in the log (systemd gave up or our
-  deadline passed: the real error, if any was logged, explains it).
-- ``hint``: weak evidence (a bare SIGKILL): used only when there is neither a cause nor a
-  fallback, and the summary says it is inferred.
-- ``echo``: a consequence of an earlier failure (SGLang's sigquit, scheduler-exception and
-  init-failed messages, systemd's "Failed with result 'exit-code'"). An echo never names the
-  category.
-
-Order and tie-break (see `orchestrator.diagnose.classify`)
-----------------------------------------------------------
-Among the cause matches the diagnosis names the EARLIEST: by timestamp truncated to the
-second, then by the rule's position in `RULES` (its priority: the more specific, more
-root-ward rule first), then by line order. If any cause match has no timestamp, line order
-decides, then priority. A rule's ``explains`` drops another category's matches when both
-are present (a host OOM kill makes the other ranks' NCCL errors consequences, whatever their
-order in the journal).
+Roles are documented in `orchestrator.diagnosis.model`; how the cause is chosen in
+`orchestrator.diagnosis.engine`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from typing import Any
 
 from orchestrator import sglang
-
-CAUSE = "cause"
-FALLBACK = "fallback"
-HINT = "hint"
-ECHO = "echo"
-
-# An exception line at the end of a traceback: optional indent, optional dotted module path.
-_EXC = r"^\s*(?:[\w.]+\.)?"
-# The traceback frames of SGLang's speculative argument handling.
-_SPEC_FRAMES = (
-    r"speculative_hook\.py|spec_info\.py|in _handle_eagle_family|in _handle_speculative_decoding"
+from orchestrator.diagnosis.enrich import (
+    _enrich_arch,
+    _enrich_backend,
+    _enrich_driver,
+    _enrich_ext,
+    _enrich_hf_auth,
+    _enrich_import,
+    _enrich_jit,
+    _enrich_rendezvous,
+    _enrich_warmup,
 )
-# Frames of the draft model / draft worker (the EAGLE-3 drafter).
-_DRAFT_FRAMES = r"_eagle3?\.py|eagle_worker|draft_worker|/speculative/|in init_draft|draft_model"
-
-
-# A regex that begins (after _EXC) with an exception name or a group of them, all *Error.
-_MANDATORY_ERROR = re.compile(
-    re.escape(_EXC) + r"(?:\(\?P<exc>)?(?:\(\?:)?\w*Error(?:\|\w*Error)*\)?:"
+from orchestrator.diagnosis.model import (
+    _DRAFT_FRAMES,
+    _EXC,
+    _SPEC_FRAMES,
+    FALLBACK,
+    HINT,
+    Family,
+    Rule,
+    Signal,
+    example,
+    pat,
+    said,
+    under,
 )
+from orchestrator.sglang import code
 
+__all__ = ["STARTUP_RULES"]
 
-@dataclass(frozen=True)
-class Pat:
-    """One pattern of a rule.
-
-    ``keywords``: substrings, one of which every line this regex matches contains (the
-    classifier tries the regex only on lines that hold a keyword). ``context``: regexes that
-    must ALL match somewhere in the traceback the line ends (the lines back to
-    "Traceback (most recent call last):", same PID). ``summary``/``fix`` override the rule's.
-    """
-
-    regex: re.Pattern[str]
-    keywords: tuple[str, ...]
-    context: tuple[re.Pattern[str], ...] = ()
-    role: str | None = None  # None: the rule's role
-    preflight: str | None = None  # None: the rule's preflight_rule
-    gate: str | None = None  # a substring the regex itself guarantees (first-stage prefilter)
-    summary: str | None = None
-    fix: str | None = None
-    detail: Mapping[str, str] = field(default_factory=dict)
-
-
-def pat(
-    regex: str,
-    keywords: tuple[str, ...] | str,
-    *,
-    context: tuple[str, ...] | str = (),
-    role: str | None = None,
-    preflight: str | None = None,
-    gate: str | None = None,
-    summary: str | None = None,
-    fix: str | None = None,
-    flags: int = 0,
-    **detail: str,
-) -> Pat:
-    kws = (keywords,) if isinstance(keywords, str) else keywords
-    ctx = (context,) if isinstance(context, str) else context
-    if gate is None and _MANDATORY_ERROR.match(regex):
-        gate = "rror"  # the line holds "...Error:", so "rror" finds it
-    return Pat(
-        regex=re.compile(regex, flags),
-        keywords=kws,
-        context=tuple(re.compile(c, re.M) for c in ctx),
-        role=role,
-        preflight=preflight,
-        gate=gate,
-        summary=summary,
-        fix=fix,
-        detail=detail,
-    )
-
-
-def said(
-    mid: str,
-    *,
-    context: tuple[str, ...] | str = (),
-    anywhere: bool = False,
-    role: str | None = None,
-    preflight: str | None = None,
-    summary: str | None = None,
-    fix: str | None = None,
-    fields: Mapping[str, str] | None = None,
-    suffix: str | None = None,
-    **detail: str,
-) -> tuple[Pat, ...]:
-    """Patterns for an SGLang message, from its text in every known release (one pattern per
-    distinct wording; orchestrator/sglang holds the texts). The whole text is the `msg` group,
-    the exception class (when SGLang raises it) the `exc` group, each field a group of its own.
-    `anywhere`: the text may stand inside a longer line (a logger prefix, a wrapper).
-    `suffix`: a message SGLang may append to this one (optional in the match)."""
-    out: list[Pat] = []
-    tail = "".join(f"(?:{t.regex()})?" for t in sglang.all_messages(suffix)[:1]) if suffix else ""
-    for m in sglang.all_messages(mid):
-        body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
-        exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
-        regex = _EXC + exc + body if exc else body
-        p = pat(
-            regex,
-            m.keyword(),
-            context=context,
-            role=role,
-            preflight=preflight if preflight is not None else m.preflight,
-            summary=summary,
-            fix=fix,
-        )
-        out.append(replace(p, detail=dict(detail)) if detail else p)
-    return tuple(out)
-
-
-def example(mid: str, **values: object) -> str:
-    """What the newest release prints for message `mid` (for the docs' examples)."""
-    return sglang.NEWEST.message(mid).line(**values)
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str  # stable category id (used in --json output and docs anchors)
-    title: str
-    summary: str  # one line; a str.format template over the detail fields
-    fix: str  # template over the detail fields
-    doc: str  # what it means, for docs/troubleshooting.md
-    patterns: tuple[Pat, ...]
-    role: str = CAUSE
-    defaults: Mapping[str, str] = field(default_factory=dict)
-    explains: tuple[str, ...] = ()
-    preflight_rule: str | None = None  # the preflight twin that catches it before a start
-    examples: tuple[str, ...] = ()  # what is printed (docs; every example must classify here)
-    # Builds (summary, fix) itself, from the detail and the unit's flags (shared knowledge).
-    explain: Callable[[Mapping[str, str], Mapping[str, Any]], tuple[str, str]] | None = None
-    # Adds detail fields read from the lines around the cause (versions, GPU, port), so that
-    # the summary and the fix speak of this box rather than a reference one.
-    enrich: Callable[[dict[str, str], str], None] | None = None
+# EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
+# the short "Address in use")
+_ADDR_IN_USE = (
+    "Errno 98",
+    "errno: 98",
+    "errno 98",
+    "ddress already in use",
+    "Address in use",
+    "EADDRINUSE",
+)
+# CUDA's words for an operation refused while a stream is being captured into a graph
+_CAPTURE_REFUSED = (
+    "stream is capturing",
+    "cudaErrorStreamCapture",
+    "during stream capture",
+    "capture was invalidated",
+)
 
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
@@ -177,258 +71,6 @@ def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[st
     from orchestrator.rules.speculative import need_steps_explanation
 
     return need_steps_explanation(dict(flags))
-
-
-# --------------------------------------------------------------------------- enrichers
-# Each reads the lines around the cause and adds detail fields, so that a fix speaks of the
-# GPU, versions, host and port of the box that printed the log.
-
-_SM_RX = re.compile(
-    r"\bsm_?(?P<a>\d{2,3})a?\b|[Cc]ompute [Cc]apability(?: of)?:? (?P<b>\d{1,2})\.?(?P<c>\d)\b"
-)
-_TORCH_RX = re.compile(
-    r"\btorch(?:==| |-|: |/)(?:version:? )?(?P<v>\d+\.\d+(?:\.\d+)?(?:[.+][\w.]+)?)"
-)
-_CU_TAG = re.compile(r"\+cu(?P<v>\d{3})\b")
-# The CUDA version a GPU generation needs at least, by compute capability.
-_CUDA_FOR_SM = {
-    120: "CUDA 12.8",
-    121: "CUDA 12.9",
-    110: "CUDA 13.0",
-    103: "CUDA 12.9",
-    100: "CUDA 12.8",
-    90: "CUDA 11.8",
-    89: "CUDA 11.8",
-    86: "CUDA 11.1",
-    80: "CUDA 11.0",
-    75: "CUDA 10.0",
-    70: "CUDA 9.0",
-}
-# import name -> pip name, for the packages an SGLang install brings
-_PIP_NAME = {
-    "sgl_kernel": "sgl-kernel",
-    "sglang": "sglang",
-    "flashinfer": "flashinfer-python",
-    "flash_attn": "flash-attn",
-    "vllm": "vllm",
-    "triton": "triton",
-    "torch": "torch",
-    "transformers": "transformers",
-    "xgrammar": "xgrammar",
-    "outlines": "outlines",
-    "decord": "decord",
-    "cv2": "opencv-python-headless",
-}
-
-
-def _sm_of(text: str) -> int | None:
-    for m in _SM_RX.finditer(text):
-        if m["a"]:
-            return int(m["a"])
-        if m["b"]:
-            return int(m["b"]) * 10 + int(m["c"])
-    return None
-
-
-def _torch_of(text: str) -> str | None:
-    m = _TORCH_RX.search(text)
-    if m:
-        return m["v"]
-    m = _CU_TAG.search(text)
-    return f"a +cu{m['v']} build" if m else None
-
-
-def _enrich_arch(detail: dict[str, str], text: str) -> None:
-    sm = (
-        int(detail["sm"].strip("sm_a"))
-        if detail.get("sm", "?")[-1:].isdigit()
-        else _sm_of(detail.get("msg", "") + "\n" + text)
-    )
-    if sm is None:
-        detail["fixhint"] = (
-            "find the GPU's compute capability (`nvidia-smi --query-gpu=name,compute_cap "
-            "--format=csv`) and install torch, sgl-kernel and flashinfer builds that include it"
-        )
-        return
-    need = _CUDA_FOR_SM.get(sm)
-    detail["sm"] = f"sm_{sm}"
-    detail["fixhint"] = (
-        f"this GPU is sm_{sm}: install torch, sgl-kernel and flashinfer builds that include "
-        f"sm_{sm}" + (f" (built with {need} or newer)" if need else "")
-    )
-    if sm < 80:
-        detail["fixhint"] += (
-            f"; sm_{sm} predates bfloat16 and FlashAttention-2 kernels: run with "
-            'dtype = "float16" and a backend that supports it (triton), or use a newer GPU'
-        )
-
-
-def _enrich_ext(detail: dict[str, str], text: str) -> None:
-    """kernel-package-mismatch: which compiled package, and what it was built against."""
-    lib = detail.get("lib") or detail.get("pkg") or ""
-    m = re.search(
-        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton)",
-        lib + " " + detail.get("msg", ""),
-    )
-    pkg = m[1].replace("_", "-") if m else "the compiled package"
-    if pkg == "sgl-kernel" or "sgl_kernel" in lib:
-        pkg = "sgl-kernel"
-    detail["pkg"] = pkg
-    sym = detail.get("symbol", "")
-    torch = _torch_of(text)
-    if detail.get("version") and detail.get("version") != "?":
-        detail["fixhint"] = (
-            f"install {pkg} {detail['version']} or newer into the unit's Python "
-            f"(`pip install '{pkg}>={detail['version']}'`), the version this SGLang requires"
-        )
-        return
-    if sym and re.search(r"c10|at|torch|3jit", sym[:40]):
-        built = "against another PyTorch (C++ ABI mismatch)"
-        want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
-    elif sym and sym.startswith("cu"):
-        built = f"for a newer CUDA than this box's driver/runtime ({sym} is missing)"
-        want = "this box's CUDA (`nvidia-smi` shows the driver's CUDA version)"
-    else:
-        built = "against other versions than the ones installed"
-        want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
-    detail["fixhint"] = (
-        f"{pkg} was built {built}: install the {pkg} wheel built for {want}, as the SGLang "
-        f"release you run pins it (`{detail.get('install', 'pip install sglang[all]==<version>')}` reinstalls the "
-        "matching set), or pin torch back to the version the wheel was built for"
-    )
-
-
-def _enrich_import(detail: dict[str, str], text: str) -> None:
-    module = detail.get("module", "").strip("'\"")
-    top = module.split(".")[0] if module else ""
-    if detail.get("critical"):
-        detail["fixhint"] = (
-            "sgl_kernel's compiled library did not load and the log does not say why: run "
-            "`python -c 'import sgl_kernel'` as the service user, then `ldd` on the common_ops "
-            "library it names for missing system libraries (e.g. libnuma), and check that "
-            "sgl-kernel matches the installed torch"
-        )
-        return
-    if top == "sglang":
-        detail["fixhint"] = (
-            "SGLang is not installed for the interpreter the unit runs (unit.python): install it "
-            "there, or point unit.python at the venv that has it"
-        )
-        return
-    pip = _PIP_NAME.get(top, top.replace("_", "-") or "the missing package")
-    detail["fixhint"] = (
-        f"install {pip} into the unit's Python environment (unit.python's venv: "
-        f"`<venv>/bin/pip install {pip}`, at the version your SGLang release pins), then check "
-        f"`<venv>/bin/python -c 'import {top or 'sglang'}'` as the service user"
-    )
-
-
-def _enrich_driver(detail: dict[str, str], text: str) -> None:
-    found = detail.get("found", "")
-    torch = _torch_of(text)
-    if found.isdigit():
-        n = int(found)
-        detail["driver_cuda"] = f"CUDA {n // 1000}.{n % 1000 // 10}"
-        have = f"the driver supports only {detail['driver_cuda']}"
-    elif "804" in detail.get("msg", ""):
-        have = (
-            "the CUDA inside the image is newer than the host driver and CUDA forward "
-            "compatibility works only on datacenter GPUs"
-        )
-    else:
-        have = "the driver is older than the CUDA runtime torch was built with"
-    detail["fixhint"] = (
-        f"{have}: upgrade the NVIDIA driver on the host to one that supports the CUDA of "
-        + (
-            f"torch {torch}"
-            if torch
-            else "the installed torch (`python -c 'import torch; print(torch.version.cuda)'`)"
-        )
-        + ", or install a torch/SGLang build for the driver's CUDA"
-    )
-
-
-def _enrich_rendezvous(detail: dict[str, str], text: str) -> None:
-    host = detail.get("host", "").strip("[]'\" ")
-    port = detail.get("port", "?")
-    if host.isdigit():
-        n = int(host)
-        ip = ".".join(str((n >> s) & 255) for s in (24, 16, 8, 0))
-        detail["fixhint"] = (
-            f"the rendezvous host '{host}' is all digits, so the resolver reads it as the IPv4 "
-            f"address {ip}: give --dist-init-addr (or MASTER_ADDR) as an IP address or a host "
-            "name with letters"
-        )
-        return
-    where = f"{host}:{port}" if host else "the --dist-init-addr host and port"
-    detail["fixhint"] = (
-        f"the ranks could not reach each other at {where}: check that every node reaches it "
-        "(firewall, the same --dist-init-addr, --nnodes and a distinct --node-rank on each "
-        "node), and pin the network interface with GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME "
-        "in [unit.environment]"
-    )
-
-
-def _enrich_hf_auth(detail: dict[str, str], text: str) -> None:
-    repo = detail.get("repo") or ""
-    if not repo:
-        m = re.search(
-            r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)",
-            detail.get("msg", "") + "\n" + text,
-        )
-        repo = m[1] if m else ""
-    detail["repo"] = repo or "the model"
-    detail["fixhint"] = (
-        f"{detail['repo']} is gated or private: accept its licence on huggingface.co with an "
-        "account that has access, put HF_TOKEN=<that account's token> in unit.environment_file "
-        "(root-owned, mode 0600), or download it ahead and point model_path at the directory"
-    )
-
-
-def _enrich_warmup(detail: dict[str, str], text: str) -> None:
-    status = detail.get("status", "?")
-    detail["fixhint"] = (
-        f"SGLang's warm-up request to its own port was answered with HTTP {status} by something "
-        "else: an HTTP proxy taken from http_proxy/HTTPS_PROXY in the environment. Set "
-        'NO_PROXY = "127.0.0.1,localhost,::1" and no_proxy the same in [unit.environment] '
-        "(or drop the proxy variables from the unit's environment)"
-    )
-
-
-def _enrich_backend(detail: dict[str, str], text: str) -> None:
-    allowed = detail.get("allowed", "")
-    names = re.findall(r"[\w-]+", allowed) if allowed else []
-    sm = _sm_of(detail.get("msg", "") + "\n" + text)
-    on = f" on this GPU (sm_{sm})" if sm else " on this GPU"
-    if names:
-        detail["fixhint"] = (
-            f"set attention_backend to one of {', '.join(names)} (the backends SGLang accepts{on})"
-        )
-    else:
-        detail["fixhint"] = (
-            f"the attention backend is not available{on}: drop attention_backend to take "
-            "SGLang's default for the GPU, or set one it supports (Blackwell: trtllm_mla/"
-            "flashinfer/triton; Hopper: fa3/flashinfer/triton)"
-        )
-
-
-def _enrich_jit(detail: dict[str, str], text: str) -> None:
-    m = re.search(r"/ld: cannot find -l([\w.+-]+)", detail.get("msg", "") + "\n" + text)
-    lib = detail.get("lib") or (m[1] if m else "")
-    if lib:
-        detail["msg"] = f"the linker cannot find lib{lib}"
-        detail["fixhint"] = (
-            f"the JIT build links lib{lib}, which is not where the linker looks: install the CUDA "
-            f"toolkit matching torch's CUDA (or its lib{lib} dev package) and make its lib64 "
-            "visible (CUDA_HOME=/usr/local/cuda-X.Y and LIBRARY_PATH/LD_LIBRARY_PATH in "
-            "[unit.environment]); a libcudart.so symlink next to libcudart.so.12 is what is missing "
-            "when only the runtime is installed"
-        )
-    else:
-        detail["fixhint"] = (
-            "install the CUDA toolkit matching torch's CUDA (nvcc) and set CUDA_HOME in "
-            "[unit.environment] so JIT kernels can be built, or use wheels with the kernels prebuilt"
-        )
 
 
 # Where each known release asserts (the seed's bare AssertionError), from orchestrator/sglang.
@@ -447,7 +89,7 @@ _NEED_STEPS_SOURCES = "|".join(
     )
 )
 
-RULES: tuple[Rule, ...] = (
+STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="spec-params-need-num-steps",
         title="speculative top-k / draft tokens set without --speculative-num-steps",
@@ -463,7 +105,6 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 _EXC + r"AssertionError\s*$",
-                "AssertionError",
                 context=(_NEED_STEPS_FUNCS, _NEED_STEPS_SOURCES),
             ),
         ),
@@ -516,19 +157,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:requires|must be|expects?) speculative_(?:num_draft_tokens|num_steps|eagle_topk).*)",
-                (
-                    "requires speculative_",
-                    "must be speculative_",
-                    "expects speculative_",
-                    "expect speculative_",
-                ),
                 summary="SGLang refused the speculative settings it resolved: {msg}",
                 fix="set speculative_num_steps, speculative_eagle_topk and speculative_num_draft_tokens explicitly so that they satisfy the check quoted (SGLang's own choice for this model does not)",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>RuntimeError): (?P<msg>Sizes of tensors must match except in dimension \d+\..*)",
-                "Sizes of tensors must match",
                 context=(r"_eagle3?\.py|eagle_worker|/speculative/", r"in forward|in draft"),
                 summary="the EAGLE drafter's forward got tensors of mismatched sizes ({msg}): with top-k > 1 under SGLang's spec-v2 / overlap scheduling this is a known failure (sglang #13352); a drafter of another hidden size fails the same way",
                 fix="run the drafter with speculative_eagle_topk = 1 (and num_draft_tokens = steps + 1), or without spec v2 (unset SGLANG_ENABLE_SPEC_V2, or disable_overlap_schedule = true); if it persists with top-k 1, check the drafter's hidden size against the target's",
@@ -536,7 +170,6 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>ValueError|TypeError|NotImplementedError|AssertionError): (?P<msg>.+)$",
-                ("ValueError", "TypeError", "NotImplementedError", "AssertionError"),
                 context=_SPEC_FRAMES,
             ),
         ),
@@ -549,7 +182,11 @@ RULES: tuple[Rule, ...] = (
             "backends": "flashinfer, fa3, triton",
         },
         examples=(
-            example("spec-steps-need-topk") + "   (under speculative_hook.py)",
+            under(
+                ".../sglang/srt/arg_groups/speculative_hook.py",
+                "_handle_eagle_family",
+                example("spec-steps-need-topk"),
+            ),
             example(
                 "spec-tree-page-size",
                 backends="('flashinfer', 'fa3', 'triton')",
@@ -562,6 +199,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="drafter-mismatch",
+        families=(
+            Family(
+                ("RuntimeError", "AssertionError", "ValueError", "KeyError", "IndexError"),
+                words=("shape", "size mismatch", "must match", "hidden", "vocab"),
+                frames=code.DRAFT_PACKAGES,
+                both=True,
+            ),
+        ),
         title="the EAGLE-3 drafter does not fit the target model",
         summary="the draft model does not fit the target: {msg}",
         fix=(
@@ -582,18 +227,15 @@ RULES: tuple[Rule, ...] = (
             *said("weight-shape-mismatch", context=_DRAFT_FRAMES),
             pat(
                 _EXC + r"AssertionError: (?P<msg>.*(?:param_data\.shape|loaded_weight\.shape).*)",
-                "loaded_weight.shape",
                 context=_DRAFT_FRAMES,
             ),
             pat(
                 _EXC
                 + r"RuntimeError: (?P<msg>.*(?:size mismatch for|Error\(s\) in loading state_dict|shapes cannot be multiplied).*)",
-                ("size mismatch", "state_dict", "shapes cannot be multiplied"),
                 context=_DRAFT_FRAMES,
             ),
             pat(
                 _EXC + r"KeyError: (?P<msg>'(?P<param>midlayer\.[\w.]+)')",
-                "midlayer.",
                 summary="the EAGLE-3 drafter's weights ({param}) were loaded by a model class that is not an EAGLE-3 draft model: its config.json names the wrong architecture",
                 fix="set the drafter's config.json architectures to the EAGLE-3 class SGLang expects (LlamaForCausalLMEagle3, or Eagle3DeepseekV2ForCausalLM for an MLA drafter), or use a drafter converted for SGLang; deploy validate checks drafter-architecture",
                 preflight="drafter-architecture",
@@ -601,14 +243,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|RuntimeError|ValueError): (?P<msg>Expected logits to have shape \(\*, (?P<want>\d+)\), but got torch\.Size\(\[\d+, (?P<got>\d+)\]\))",
-                "Expected logits to have shape",
                 summary="the drafter's logits have {got} columns but the target's vocabulary has {want}: the draft vocabulary's mapping to the target (d2t) is missing or the drafter was trained for another model",
                 fix="use an EAGLE-3 drafter trained for this target whose checkpoint carries its d2t/t2d vocabulary map (or a full-vocabulary drafter), and an SGLang release that loads it",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>RuntimeError|IndexError): (?P<msg>(?:The size of tensor a \((?P<got>\d+)\) must match the size of tensor b \((?P<want>\d+)\)|index -?\d+ is out of bounds for dimension \d+ with size \d+).*)",
-                ("The size of tensor a", "is out of bounds for dimension"),
                 context=_DRAFT_FRAMES + r"|_mtp\.py|in load_weights",
             ),
             *said("eagle3-mla-q-lora"),
@@ -630,6 +270,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="tp-size-indivisible",
+        families=(Family(("AssertionError", "ValueError"), words=("divisible by",)),),
         title="tp_size does not divide the model's heads (or another dimension)",
         summary="a model dimension is not divisible by the parallel size: {msg}",
         fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
@@ -642,12 +283,10 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>(?P<numerator>\d+) is not divisible by (?P<denominator>\d+).*)",
-                "is not divisible by",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:Total number of attention heads|num_attention_heads|number of heads) \(?(?P<numerator>\d+)\)? must be divisible by (?:tensor parallel size )?\(?(?P<denominator>\d+)\)?.*)",
-                "must be divisible by",
             ),
         ),
         preflight_rule="tp-divides-heads",
@@ -656,6 +295,23 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="attention-backend-unsupported",
+        families=(
+            Family(
+                ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
+                words=("backend", "head_dim", "head size", "head_size"),
+                frames=code.ATTENTION_PACKAGES,
+                both=True,
+            ),
+        ),
+        # a CUDA error raised in an attention kernel's own source, refusing its launch: a
+        # kernel built for another GPU generation (FA3 is Hopper-only) or shape
+        signals=(
+            Signal(
+                ("cuda",),
+                words=code.ATTENTION_KERNEL_SOURCES,
+                and_words=("invalid argument", "invalid device function", "not supported"),
+            ),
+        ),
         title="the attention backend is not available on this GPU or for this model",
         summary="the attention backend was refused: {msg}",
         fix="{fixhint}",
@@ -669,28 +325,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>\w+Error): (?P<msg>Only (?P<allowed>\{[^}]*\}|\[[^\]]*\]|\([^)]*\)) backends? (?:are|is) supported on .*)",
-                "backends are supported on",
             ),
             *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
             pat(
                 _EXC
                 + r"(?P<exc>\w+Error): (?P<msg>.*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
-                (
-                    "upported on",
-                    "only supports",
-                    "requires SM",
-                    "not valid for this configuration",
-                    "is not supported for",
-                ),
             ),
             pat(
                 r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
-                (
-                    "Unsupported head_dim",
-                    "head_size not supported",
-                    "is not supported",
-                    "Unsupported head size",
-                ),
             ),
         ),
         preflight_rule="trtllm-mla-needs-blackwell",
@@ -703,6 +345,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="kernel-package-mismatch",
+        families=(Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),),
         title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
         summary="{pkg} cannot be used as installed: {msg}",
         fix="{fixhint}",
@@ -717,18 +360,19 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
-                "undefined symbol",
+            ),
+            # a CUDA library of one major version missing: the package was built for another CUDA
+            pat(
+                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda)[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
-                "undefined symbol",
             ),
             *said("pkg-not-installed", anywhere=True),
             *said("pkg-too-old", anywhere=True),
             pat(
                 _EXC
                 + r"(?P<exc>AttributeError|NameError|RuntimeError): (?P<msg>.*(?:'_OpNamespace' '(?P<pkg>sgl_kernel|sgl-kernel)' object has no attribute|No such operator (?P<lib>sgl_kernel)::|name '\w+' is not defined).*)",
-                ("_OpNamespace", "No such operator", "is not defined"),
                 context=r"sgl_kernel|flashinfer|/speculative/|eagle",
             ),
         ),
@@ -748,6 +392,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="python-import-error",
+        families=(Family(("ModuleNotFoundError", "ImportError")),),
+        # an import failure reported by a supervisor, a worker pool or a launcher in its own
+        # ERROR line (no exception line of its own): Python's words, any wrapper
+        signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -760,26 +408,22 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
-                "Error while finding module specification",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)'.*)",
-                "ModuleNotFoundError",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>ImportError): (?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
-                "ImportError",
             ),
-            pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)", "ImportError"),
+            pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)"),
             pat(
                 r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
-                "Could not load any common_ops",
                 module="sgl_kernel",
                 critical="1",
             ),
-            pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$", "No module named"),
+            pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
         ),
         defaults={"module": "", "msg": "?", "critical": ""},
         enrich=_enrich_import,
@@ -800,15 +444,12 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"Failed to locate executable (?P<path>\S+): (?P<msg>.*)",
-                "Failed to locate executable",
             ),
             pat(
                 r"Failed at step (?P<step>[A-Z_]+) spawning (?P<path>\S+): (?P<msg>.*)",
-                "Failed at step",
             ),
             pat(
                 r"Main process exited, code=exited, status=(?P<msg>(?:203/EXEC|200/CHDIR|217/USER|209/STDOUT|226/NAMESPACE))",
-                "code=exited, status=2",
             ),
         ),
         defaults={"path": "?", "msg": "?"},
@@ -819,6 +460,17 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="driver-too-old",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
+                words=(
+                    "driver version is insufficient",
+                    "NVIDIA driver on your system is too old",
+                    "Error 804",
+                    "forward compatibility",
+                ),
+            ),
+        ),
         title="the NVIDIA driver is older than the CUDA that torch was built with",
         summary="the NVIDIA driver is too old for this torch: {msg}",
         fix="{fixhint}",
@@ -832,15 +484,12 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\).*)",
-                "driver on your system is too old",
             ),
             pat(
                 r"(?P<msg>.*CUDA driver version is insufficient for CUDA runtime version.*)",
-                "CUDA driver version is insufficient",
             ),
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
-                "forward compatibility was attempted",
             ),
         ),
         preflight_rule=None,
@@ -853,6 +502,22 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="gpu-unavailable",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
+                words=(
+                    "busy or unavailable",
+                    "no CUDA-capable device",
+                    "Found no NVIDIA driver",
+                    "CUDA driver initialization failed",
+                    "Error 802",
+                    "system not yet initialized",
+                    "No CUDA GPUs are available",
+                    "device < num_gpus",
+                    "invalid device ordinal",
+                ),
+            ),
+        ),
         title="no usable CUDA device",
         summary="no usable CUDA GPU: {msg}",
         fix="{fixhint}",
@@ -865,26 +530,17 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>Error 802: system not yet initialized|cudaErrorSystemNotReady)",
-                ("Error 802", "cudaErrorSystemNotReady"),
                 fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
             ),
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
-                (
-                    "No CUDA GPUs",
-                    "no NVIDIA driver",
-                    "no CUDA-capable device",
-                    "NVIDIA-SMI has failed",
-                ),
             ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
-                "invalid device ordinal",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
             ),
             pat(
                 r"(?P<msg>.*CUDA-capable device\(s\) (?:is|are) busy or unavailable.*)",
-                "busy or unavailable",
                 fixhint="another process holds the GPUs (or they are in exclusive-process mode): find it with `nvidia-smi` and stop it",
             ),
         ),
@@ -901,6 +557,19 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="kernel-unsupported-arch",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "ValueError", "AssertionError"),
+                words=(
+                    "no kernel image",
+                    "not compatible with the current PyTorch",
+                    "compute capability",
+                    "unsupported toolchain",
+                    "GPUs or newer",
+                    "GPU architecture is not supported",
+                ),
+            ),
+        ),
         title="kernels not built for this GPU (or too old)",
         summary="GPU kernels do not support this GPU or are too old: {msg}",
         fix="{fixhint}",
@@ -913,19 +582,15 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*no kernel image is available for execution on the device.*)",
-                "no kernel image",
             ),
             pat(
                 r"(?P<msg>.*(?:only supported on GPUs with compute capability of at least|requires (?:a GPU with )?compute capability (?:of )?(?:at least )?|[Cc]ompute [Cc]apability (?:of )?at least )(?P<need>\d+\.\d).*?(?:capability (?:of |is )?(?P<b>\d)\.(?P<c>\d))?.*)",
-                ("compute capability of at least", "compute capability", "Compute Capability"),
             ),
             pat(
                 r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
-                "is not compatible with the current PyTorch",
             ),
             pat(
                 r"(?P<msg>.*(?:the provided PTX was compiled with an unsupported toolchain|device kernel image is invalid).*)",
-                ("unsupported toolchain", "kernel image is invalid"),
             ),
         ),
         defaults={"msg": "?", "sm": "?"},
@@ -937,6 +602,21 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hf-auth",
+        families=(
+            Family(("GatedRepoError",)),
+            Family(
+                ("HfHubHTTPError", "HTTPError", "OSError", "RepositoryNotFoundError"),
+                words=(
+                    "gated",
+                    "restricted",
+                    "401 Client Error",
+                    "403 Client Error",
+                    "Unauthorized",
+                    "Invalid user token",
+                    "Access to model",
+                ),
+            ),
+        ),
         title="the Hugging Face repo is gated or needs a token",
         summary="{repo} needs an authorised Hugging Face token: {msg}",
         fix="{fixhint}",
@@ -949,27 +629,18 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*Cannot access gated repo for url (?P<url>\S*?huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+))\S*.*)",
-                "Cannot access gated repo",
             ),
             pat(
                 r"(?P<msg>.*(?:Repo model|Access to model) (?P<repo>[\w.-]+/[\w.-]+) is (?:gated|restricted).*)",
-                ("is gated", "is restricted"),
             ),
             pat(
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
-                "GatedRepoError",
             ),
             pat(
                 r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+).*)",
-                ("401 Client Error", "403 Client Error"),
             ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
-                (
-                    "Invalid user token",
-                    "Invalid access token",
-                    "Invalid credentials in Authorization",
-                ),
             ),
         ),
         preflight_rule="model-path-hub",
@@ -982,6 +653,29 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="hf-hub-unreachable",
+        families=(
+            Family(("LocalEntryNotFoundError", "OfflineModeIsEnabled")),
+            Family(
+                (
+                    "ConnectionError",
+                    "MaxRetryError",
+                    "ConnectTimeout",
+                    "ReadTimeout",
+                    "NameResolutionError",
+                    "ConnectTimeoutError",
+                    "OSError",
+                    # the same failures as httpx, aiohttp, socket and ssl name them
+                    "ConnectError",
+                    "ReadError",
+                    "ClientConnectorError",
+                    "gaierror",
+                    "SSLError",
+                    "ProxyError",
+                ),
+                words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
+                frames=("huggingface_hub/",),
+            ),
+        ),
         title="the Hugging Face Hub cannot be reached",
         summary="the model had to come from the Hugging Face Hub, which is unreachable: {msg}",
         fix="download the model (and drafter) ahead and point --model-path / --speculative-draft-model-path at the local directories, or allow outbound HTTPS to huggingface.co (proxy: HTTPS_PROXY in the unit's Environment=); with HF_HUB_OFFLINE=1 the files must already be in HF_HOME",
@@ -994,20 +688,16 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>We couldn't connect to '(?P<url>https?://[^']+)'.*)",
-                "couldn't connect to",
             ),
-            pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)", "LocalEntryNotFoundError"),
+            pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)"),
             pat(
                 r"(?P<msg>.*OfflineModeIsEnabled: .*|.*offline mode is enabled.*)",
-                ("OfflineModeIsEnabled", "offline mode is enabled"),
             ),
             pat(
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
-                "outgoing traffic has been disabled",
             ),
             pat(
-                r"(?P<msg>.*huggingface\.co.*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
-                "huggingface.co",
+                r"\A(?P<msg>(?>.*?huggingface\.co).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
             ),
         ),
         preflight_rule="model-path-hub",
@@ -1019,6 +709,27 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="model-not-found",
+        families=(
+            Family(("RepositoryNotFoundError", "EntryNotFoundError", "HFValidationError")),
+            # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
+            # transformers' hub code); 401/403 are hf-auth's, connection errors the unreachable Hub's
+            Family(
+                ("HTTPError", "HfHubHTTPError"),
+                words=("404 Client Error", "404 Not Found"),
+                frames=("huggingface_hub/", "transformers/utils/hub"),
+                both=True,
+            ),
+            Family(
+                ("OSError", "FileNotFoundError", "ValueError"),
+                words=(
+                    "does not appear to have a file named",
+                    "is not a local folder",
+                    "valid model identifier",
+                    "Repo id must",
+                    "Can't load the configuration",
+                ),
+            ),
+        ),
         title="the model path or Hub id does not exist",
         summary="model not found: {msg}",
         fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors (path: {path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
@@ -1031,35 +742,27 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?:HFValidationError): (?P<msg>Repo id must be in the form .*?: '(?P<path>[^']+)'.*)",
-                "HFValidationError",
             ),
             pat(
                 _EXC
                 + r"(?:\w+Error): (?P<msg>(?P<path>\S+) does not appear to have a file named (?P<file>[\w.-]+).*)",
-                "does not appear to have a file named",
             ),
             pat(
                 r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
-                ("is not a local folder", "Can't load the configuration"),
             ),
-            pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)", "RepositoryNotFoundError"),
-            pat(
-                r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)", "Repository Not Found"
-            ),
+            pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)"),
+            pat(r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)"),
             pat(
                 _EXC
                 + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?P<path>[^']+)')",
-                "FileNotFoundError",
             ),
             pat(
                 _EXC
                 + r"ValueError: (?P<msg>Unrecognized model in (?P<path>\S+)\. Should have a `model_type` key.*)",
-                "Unrecognized model in",
             ),
             # deploy's own check oneshot (templates/sglang-check.service.j2), before any load
             pat(
                 r"deploy-check: (?P<msg>(?:model|drafter) (?:directory )?(?P<path>/\S*?)(?:/config\.json)? (?:does not exist|is missing or not readable.*|has no weight files.*))",
-                "deploy-check:",
             ),
         ),
         preflight_rule="model-path-missing",
@@ -1072,6 +775,24 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="model-arch-unsupported",
+        families=(
+            Family(
+                ("KeyError", "ValueError", "NotImplementedError", "RuntimeError"),
+                words=(
+                    "model_type",
+                    "Unrecognized configuration class",
+                    "does not recognize this architecture",
+                    "architecture is not supported",
+                    "nsupported architectures",
+                    # SGLang's own wording, from every known release
+                    *dict.fromkeys(m.keyword() for m in sglang.all_messages("arch-unsupported")),
+                ),
+                frames=(
+                    "transformers/models/auto/",
+                    *code.MODEL_REGISTRY,
+                ),
+            ),
+        ),
         title="the installed transformers / SGLang does not know the model's architecture",
         summary="the model's architecture is not known to this install: {msg}",
         fix="{fixhint}",
@@ -1084,12 +805,10 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*has model type `(?P<mtype>[\w.-]+)` but Transformers does not recognize this architecture.*)",
-                "does not recognize this architecture",
                 fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
             ),
             pat(
                 r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some )?code in that repo|set the option `trust_remote_code=True`|Please pass the argument `trust_remote_code=True`).*)",
-                ("trust_remote_code=True",),
                 fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
             ),
             *said(
@@ -1109,6 +828,15 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="warmup-proxy",
+        families=(
+            # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
+            # not deeper in the model it ran: the request to its own port did not get through
+            Family((), site_functions=code.WARMUP_FUNCTIONS),
+        ),
+        signals=(
+            # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
+            Signal(("sglang-warmup",), role=FALLBACK),
+        ),
         title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
         summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
         fix="{fixhint}",
@@ -1122,22 +850,29 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AssertionError): (?P<msg>res=<Response \[(?P<status>(?!200)\d{3})\]>.*)",
-                "res=<Response",
             ),
             pat(
                 r"(?P<msg>.*warmup error:.*(?:ProxyError|Tunnel connection failed|407 Proxy Authentication Required).*)",
-                ("ProxyError", "Tunnel connection failed", "407 Proxy"),
                 status="407",
             ),
         ),
         defaults={"msg": "?", "status": "?"},
         enrich=_enrich_warmup,
         examples=(
-            "AssertionError: res=<Response [502]>, res.text=''   (under _execute_server_warmup)",
+            under(
+                ".../sglang/srt/entrypoints/http_server.py",
+                "_execute_server_warmup",
+                "AssertionError: res=<Response [502]>, res.text=''",
+            ),
         ),
     ),
     Rule(
         id="port-in-use",
+        families=(
+            # EADDRINUSE in any library's words (uvicorn, zmq, c10d, gloo, asyncio), any type
+            Family((), words=_ADDR_IN_USE),
+        ),
+        signals=(Signal(("error-level",), words=_ADDR_IN_USE),),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
         fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
@@ -1150,17 +885,15 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>\[Errno 98\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?[Aa]ddress already in use)",
-                "Errno 98",
             ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
-                ("failed to listen on any local network address", "EADDRINUSE"),
             ),
             *said("port-not-available", anywhere=True),
             *said(
                 "port-in-use", anywhere=True, fields={"ports": r"(?:.*?nccl_port=(?P<port>\d+))?.*"}
             ),
-            pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)", "is already in use"),
+            pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)"),
         ),
         preflight_rule=None,
         defaults={"port": "?", "msg": "?"},
@@ -1171,6 +904,30 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="dist-init-timeout",
+        families=(
+            Family(
+                (
+                    "DistNetworkError",
+                    "DistStoreError",
+                    "RendezvousConnectionError",
+                    "RendezvousTimeoutError",
+                )
+            ),
+            Family(
+                ("TimeoutError", "RuntimeError"),
+                words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
+                frames=code.DISTRIBUTED_PACKAGES,
+                both=True,
+            ),
+        ),
+        # torch's C++ store/rendezvous logging its own failure (glog E lines, elastic agent)
+        signals=(
+            Signal(
+                ("c10d", "error-level"),
+                words=("timed out", "Timed out", "failed to connect", "Connection refused"),
+            ),
+            Signal(("c10d",), words=("RendezvousConnectionError", "RendezvousTimeoutError")),
+        ),
         title="the ranks could not meet: torch.distributed rendezvous failed",
         summary="torch.distributed could not connect the ranks: {msg}",
         fix="{fixhint}",
@@ -1182,25 +939,16 @@ RULES: tuple[Rule, ...] = (
             'address of (host, port)", "Timed out waiting …ms for send operation".'
         ),
         patterns=(
-            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)", "connectFullMesh failed"),
+            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)"),
             pat(
                 r"(?P<msg>.*The client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\).*)",
-                "failed to connect to any network address",
             ),
             pat(
                 r"(?P<msg>.*(?:gloo|Gloo).*Timed out waiting \d+ms for (?:send|recv) operation to complete.*)",
-                "Timed out waiting",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
-                (
-                    "Timed out after",
-                    "Socket Timeout",
-                    "wait timeout after",
-                    "Connection reset by peer",
-                    "Connection refused",
-                ),
             ),
         ),
         defaults={"msg": "?", "host": "", "port": "?"},
@@ -1223,7 +971,6 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
-                ("to Raylet", "with raylet", "RaySystemError", "raylet died", "connect to GCS"),
             ),
         ),
         defaults={"msg": "?"},
@@ -1233,6 +980,20 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="jit-build-failed",
+        families=(
+            Family(
+                ("CalledProcessError", "RuntimeError", "CompilationError"),
+                words=("ninja", "nvcc", "Error building extension"),
+            ),
+            # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
+            # Triton, setuptools, DeepGEMM/flashinfer JIT)
+            Family(
+                ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
+                frames=code.BUILD_PACKAGES,
+            ),
+        ),
+        # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
+        signals=(Signal(("compiler",), words=("error",)),),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
         fix="{fixhint}",
@@ -1244,14 +1005,12 @@ RULES: tuple[Rule, ...] = (
             "wrapper for a failed CUDA-graph capture, whose memory advice does not apply."
         ),
         patterns=(
-            pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)", "cannot find -l"),
+            pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
             pat(
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
-                ("ninja exited", "ninja: build stopped"),
             ),
             pat(
                 r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|error: command '\S*nvcc' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set).*)",
-                ("nvcc", "CUDA toolkit", "CUDA_HOME"),
             ),
         ),
         defaults={"msg": "?", "lib": ""},
@@ -1263,6 +1022,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="lora-unsupported",
+        families=(
+            # an exception that names LoRA AND what it cannot do (support, target, apply)
+            Family(
+                ("ValueError", "NotImplementedError", "AssertionError", "RuntimeError"),
+                words=("LoRA", "lora", "Lora"),
+                and_words=("not support", "does not support", "unsupported", "Unsupported"),
+            ),
+        ),
         title="the LoRA setup does not fit this model",
         summary="SGLang's LoRA support failed on this model: {msg}",
         fix="this SGLang release cannot apply LoRA to these layers (MoE experts, for one): drop lora_paths / enable_lora, target other modules (lora_target_modules), or upgrade SGLang",
@@ -1275,13 +1042,16 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AttributeError|NotImplementedError|ValueError|KeyError): (?P<msg>.+)",
-                ("AttributeError", "NotImplementedError", "ValueError", "KeyError"),
                 context=r"/lora/|lora_manager|get_lora_layer",
             ),
         ),
         defaults={"msg": "?"},
         examples=(
-            "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'   (under srt/lora/layers.py)",
+            under(
+                ".../sglang/srt/lora/layers.py",
+                "__init__",
+                "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
+            ),
         ),
     ),
     Rule(
@@ -1302,33 +1072,23 @@ RULES: tuple[Rule, ...] = (
             "only when nothing else explains the failure."
         ),
         patterns=(
-            pat(r"A process of this unit has been killed by the OOM killer", "OOM killer"),
-            pat(r"Failed with result 'oom-kill'", "'oom-kill'"),
+            pat(r"A process of this unit has been killed by the OOM killer"),
+            pat(r"Failed with result 'oom-kill'"),
             pat(
                 r"(?:Memory cgroup )?[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
-                ("of memory: Killed process",),
             ),
-            pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)", "oom-kill:"),
+            pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)"),
             pat(
                 r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
-                (
-                    "running low on memory",
-                    "memory pressure",
-                    "memory_monitor",
-                    "memory monitor",
-                    "Task was killed",
-                ),
                 comm="a worker (killed by Ray's memory monitor)",
             ),
             pat(
                 r"(?P<msg>.*The actor is dead because its worker process has died.*)",
-                "The actor is dead",
                 role=HINT,
                 summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
             pat(
                 r"Main process exited, code=killed, status=(?P<sig>9/KILL)",
-                "status=9/KILL",
                 role=HINT,
                 summary="a process of the service was killed with SIGKILL and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
@@ -1350,6 +1110,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="host-memory-exhausted",
+        families=(Family(("MemoryError",)),),
         title="host memory or shared memory ran out (without the OOM killer)",
         summary="the host could not give the server memory: {msg}",
         fix="{fixhint}",
@@ -1362,24 +1123,16 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>.*(?:posix_fallocate failed: No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
-                (
-                    "posix_fallocate",
-                    "shared memory segment",
-                    "unable to write to file",
-                    "unable to open shared memory",
-                    "No space left",
-                ),
                 fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
             ),
             pat(
                 _EXC
                 + r"(?P<exc>OSError|MemoryError): (?P<msg>\[Errno 12\] Cannot allocate memory.*)",
-                ("Errno 12", "Cannot allocate memory"),
                 fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
             ),
             pat(
-                r"(?P<msg>.*(?:Bus error|SIGBUS).*(?:shm|shared memory|DataLoader).*)",
-                ("Bus error", "SIGBUS"),
+                # the first "Bus error" is kept (atomic group): linear even when no shm word follows
+                r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
                 fixhint="a bus error on shared memory: /dev/shm is too small (containers: --shm-size 16g or --ipc=host)",
             ),
         ),
@@ -1392,6 +1145,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="cuda-oom",
+        families=(
+            Family(("OutOfMemoryError",), words=("CUDA", "cuda", "GPU", "Tried to allocate")),
+        ),
         title="out of GPU memory",
         summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",
         fix="lower --mem-fraction-static (e.g. 0.85 -> 0.80), --max-running-requests or --chunked-prefill-size; check no other process uses the GPUs (`nvidia-smi`); the EAGLE-3 drafter and its CUDA graphs need memory outside the KV pool",
@@ -1404,15 +1160,12 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
-                "CUDA out of memory",
             ),
             pat(
                 r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
-                "CUDA out of memory",
             ),
             pat(
                 r"(?P<msg>CUDA out of memory.*|CUDA error: out of memory.*|CUBLAS_STATUS_ALLOC_FAILED.*|NCCL WARN Cuda failure 'out of memory'.*)",
-                ("out of memory", "ALLOC_FAILED"),
                 summary="GPU out of memory: {msg}",
             ),
             *said(
@@ -1424,11 +1177,6 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
-                (
-                    "maximum number of tokens that can be stored in KV cache",
-                    "No available memory for the cache blocks",
-                    "Insufficient memory for KV cache",
-                ),
                 summary="after the weights, too little GPU memory is left for the KV cache: {msg}",
                 fix="give the KV cache more room (a higher memory fraction), lower the context length, or use more / larger GPUs",
             ),
@@ -1455,6 +1203,20 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="nccl-error",
+        families=(
+            Family(("DistBackendError", "NcclError")),
+            Family(
+                ("RuntimeError",),
+                words=(
+                    "NCCL error",
+                    "NCCL Error",
+                    "ncclSystemError",
+                    "ncclInternalError",
+                    "ncclUnhandledCudaError",
+                    "ncclRemoteError",
+                ),
+            ),
+        ),
         title="NCCL / torch.distributed communication failed",
         summary="NCCL communication between the GPUs failed: {msg}",
         fix="check `nvidia-smi topo -m` and the fabric manager (HGX NVSwitch), that no other job uses the GPUs, shared memory (/dev/shm large enough; no PrivateTmp/ProtectSystem blocking it); rerun with Environment=NCCL_DEBUG=INFO for the detail; NCCL_P2P_DISABLE=1 / NCCL_IB_DISABLE=1 narrow it down",
@@ -1465,36 +1227,36 @@ RULES: tuple[Rule, ...] = (
             "first, the others print NCCL errors as consequences: the earlier cause wins."
         ),
         patterns=(
-            pat(r"NCCL error in: (?P<where>\S+?),? (?P<msg>.*)", "NCCL error in"),
+            pat(r"NCCL error in: (?P<where>\S+?),? (?P<msg>.*)"),
             pat(
                 r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
-                ("HCCL", "RCCL"),
             ),
-            pat(r"NCCL error: (?P<msg>.*)", "NCCL error:"),
+            pat(r"NCCL error: (?P<msg>.*)"),
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
-                "Watchdog caught collective",
             ),
-            pat(r"NCCL WARN (?P<msg>.*)", "NCCL WARN"),
+            pat(r"NCCL WARN (?P<msg>.*)"),
             pat(
                 r"(?P<msg>.*\bnccl(?:InternalError|SystemError|UnhandledCudaError|RemoteError|InvalidUsage|InvalidArgument)\b.*)",
-                (
-                    "ncclInternalError",
-                    "ncclSystemError",
-                    "ncclUnhandledCudaError",
-                    "ncclRemoteError",
-                    "ncclInvalid",
-                ),
             ),
         ),
         defaults={"msg": "?"},
         examples=(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
-            "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
+            "node-3:48213:48390 [3] NCCL WARN socketProgress: Connection closed by remote peer node-5<47642>",
+            "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
         ),
     ),
     Rule(
         id="cuda-graph-capture-failed",
+        families=(
+            # CUDA refused an operation during stream capture, whatever raised it
+            Family(
+                ("RuntimeError", "AcceleratorError", "CudaError"),
+                words=_CAPTURE_REFUSED,
+            ),
+        ),
+        signals=(Signal(("cuda",), words=_CAPTURE_REFUSED),),
         title="CUDA graph capture failed",
         summary="CUDA graph capture failed: {msg}",
         fix="lower --mem-fraction-static (e.g. 0.8), or {graph_max_bs} (e.g. 16); last resort {graph_disable} (slow). With EAGLE-3 the draft and verify graphs need extra memory",
@@ -1516,7 +1278,7 @@ RULES: tuple[Rule, ...] = (
         examples=(
             example(
                 "cuda-graph-capture-failed",
-                error="CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a total capacity of 178.35 GiB of which 1.12 GiB is free.",
+                error="CUDA error: operation not permitted when stream is capturing",
             ),
         ),
     ),
@@ -1531,8 +1293,8 @@ RULES: tuple[Rule, ...] = (
             "gives up (Result=start-limit-hit). The cause is in the earlier invocations."
         ),
         patterns=(
-            pat(r"Start request repeated too quickly", "repeated too quickly"),
-            pat(r"Failed with result 'start-limit-hit'", "'start-limit-hit'", gate="ailed"),
+            pat(r"Start request repeated too quickly"),
+            pat(r"Failed with result 'start-limit-hit'", gate="ailed"),
         ),
         role=FALLBACK,
         examples=("sglang-kimi.service: Start request repeated too quickly.",),
@@ -1548,288 +1310,11 @@ RULES: tuple[Rule, ...] = (
             "error. The summary names the last start-up milestone reached."
         ),
         patterns=(
-            pat(r"start(?:-pre|-post)? operation timed out\. Terminating", "operation timed out"),
-            pat(r"Failed with result 'timeout'", "'timeout'"),
+            pat(r"start(?:-pre|-post)? operation timed out\. Terminating"),
+            pat(r"Failed with result 'timeout'"),
         ),
         role=FALLBACK,
         defaults={"phase": "none seen"},
         examples=("sglang-kimi.service: start operation timed out. Terminating.",),
     ),
 )
-from orchestrator.rules.runtime import build as _runtime_rules  # noqa: E402
-
-RULES += _runtime_rules()  # causes while serving, GPU Xids (lowest priority on a tie)
-
-# Consequences of an earlier failure: matched so that they are never taken for the cause.
-ECHOES: tuple[Pat, ...] = (
-    *said("sigquit", anywhere=True),
-    *said("scheduler-died", anywhere=True),
-    pat(r"Rank \d+ scheduler is dead", "scheduler is dead"),
-    *said("scheduler-exception", anywhere=True),
-    *said("init-failed", anywhere=True),
-    *said("warmup-failed", anywhere=True),
-    pat(r"Exit code: -?\d+", "Exit code:"),
-    pat(r"Child process unexpectedly failed", "Child process unexpectedly failed"),
-    pat(
-        r"Failed with result '(?:exit-code|signal|core-dump|watchdog|protocol|resources)'",
-        "Failed with result",
-    ),
-    pat(r"Main process exited, code=(?:exited|killed|dumped), status=", "Main process exited"),
-    pat(r"Killing process \d+ \(.*\) with signal SIGKILL", "with signal SIGKILL"),
-    pat(r"Failed to start ", "Failed to start"),
-)
-
-# Lines that look like errors (for `unknown`: show the last ones).
-ERRORISH_KEYWORDS: tuple[str, ...] = (
-    "Error",
-    "error",
-    "ERROR",
-    "Exception",
-    "Traceback",
-    "Failed",
-    "failed",
-    "Fatal",
-    "fatal",
-    "Killed",
-    "killed",
-    "Abort",
-    "abort",
-    "exited",
-)
-ERRORISH = re.compile(
-    r"Error|Exception|Traceback|[Ff]ail|FAIL|[Ff]atal|[Kk]illed|[Aa]bort|exited|ERROR|error"
-)
-
-# Lines a healthy server prints by the thousand (SGLang's batch statistics, uvicorn's access
-# log of successful requests): no rule can match them, so a long journal's search skips them.
-NOISE: tuple[str, ...] = (
-    "] Decode batch",
-    "] Prefill batch",
-    '" 200 OK',
-)
-NOISE_RE = re.compile("|".join(re.escape(n) for n in NOISE))
-
-# Error-looking lines SGLang prints on every healthy start.
-BENIGN = re.compile(
-    r"can be ignored|error_on_|error-on-|"
-    + "|".join(re.escape(m.literals()[0]) for m in sglang.all_messages("ignore-import-error"))
-)
-
-# Start-up progress (for startup-timeout: which step was reached).
-MILESTONE_KEYWORDS: tuple[str, ...] = (
-    *dict.fromkeys(
-        m.keyword()
-        for r in sglang.RELEASES.values()
-        for mid, m in r.messages.items()
-        if mid.startswith("ms-")
-    ),
-    "Uvicorn running",
-    "Started server process",
-)
-PROGRESS = re.compile(
-    r"Loading safetensors checkpoint shards:\s*(?P<pct>\d+)% Completed \| (?P<n>\d+)/(?P<total>\d+)"
-)
-PROGRESS_KEYWORD = "checkpoint shards"
-
-UNKNOWN_DOC = (
-    "No rule matched. `deploy` does not guess: it says so and shows the first exception and "
-    "the last error-looking lines of the log. If the log holds only consequences (a sigquit "
-    "from a child process, a scheduler rank that died), the original error went "
-    "elsewhere (an earlier invocation, a rotated journal, or a rank that printed nothing)."
-)
-
-
-def rule(category: str) -> Rule | None:
-    for r in RULES:
-        if r.id == category:
-            return r
-    return None
-
-
-def all_keywords() -> tuple[str, ...]:
-    """Every keyword of the rules, echoes, error-looking and progress lines, deduplicated."""
-    seen: dict[str, None] = {}
-    for r in RULES:
-        for p in r.patterns:
-            for k in p.keywords:
-                seen[k] = None
-    for p in ECHOES:
-        for k in p.keywords:
-            seen[k] = None
-    for k in (*ERRORISH_KEYWORDS, "Traceback"):
-        seen[k] = None
-    return tuple(seen)
-
-
-# First-stage prefilter: short substrings, one of which every keyword above contains (`gates`
-# adds any keyword that contains none). Fewer, shorter gates = fewer passes over the text.
-BASE_GATES: tuple[str, ...] = (
-    # exceptions, failures, kills
-    "rror",
-    "ailed",
-    "xit",
-    "xception",
-    "Traceback",
-    "illed",
-    "KILL",
-    "bort",
-    "atal",
-    "ERROR",
-    "SIGBUS",
-    "Watchdog",
-    "ALLOC_FAILED",
-    # resources
-    "emory",
-    "OOM",
-    "oom",
-    "No space",
-    "posix_",
-    "write to file",
-    "KV cache",
-    # GPUs, drivers, kernels, packages
-    "CUDA",
-    "NVIDIA",
-    "NCCL",
-    "nccl",
-    "CCL",
-    "driver",
-    "kernel image",
-    "apability",
-    "upported",
-    "only support",
-    "requires SM",
-    "not valid",
-    "ymbol",
-    "odule",
-    "minimum required",
-    "ninja",
-    "nvcc",
-    "ld:",
-    "head",
-    # processes, ports, networks
-    "sigquit",
-    "scheduler",
-    "in use",
-    "Errno",
-    "EADDR",
-    "onnect",
-    "imed out",
-    "imeout",
-    "aylet",
-    "actor",
-    "GCS",
-    "ot available",
-    "Proxy",
-    "repeated too quickly",
-    # models and the Hub
-    "huggingface",
-    "gated",
-    "estricted",
-    "nvalid",
-    "ffline",
-    "outgoing",
-    "Not Found",
-    "appear to have",
-    "local folder",
-    "Can't",
-    "annot",
-    "ould not",
-    "recognize",
-    "trust_remote_code",
-    "deploy-check",
-    "ivisible",
-    "must be",
-    "Fail when",
-)
-
-
-def gates() -> tuple[str, ...]:
-    """The first-stage substrings: every line any rule can match contains one of them."""
-    out: dict[str, None] = dict.fromkeys(BASE_GATES)
-    for k in _gate_keywords():
-        if not any(g in k for g in out):
-            out[k] = None
-    return tuple(out)
-
-
-def _gate_keywords() -> tuple[str, ...]:
-    """all_keywords, with a pattern's own `gate` standing in for its keywords."""
-    seen: dict[str, None] = {}
-    for r in RULES:
-        for p in r.patterns:
-            for k in (p.gate,) if p.gate else p.keywords:
-                seen[k] = None
-    for p in ECHOES:
-        for k in p.keywords:
-            seen[k] = None
-    for k in (*ERRORISH_KEYWORDS, "Traceback"):
-        seen[k] = None
-    return tuple(seen)
-
-
-def troubleshooting_markdown() -> str:
-    """docs/troubleshooting.md, generated from `RULES` (regenerate: python -m orchestrator.diagnose --write-docs)."""
-    out: list[str] = [
-        "# Troubleshooting a failed start",
-        "",
-        "<!-- Generated from orchestrator/rules/classify.py by "
-        "`python -m orchestrator.diagnose --write-docs`. Do not edit by hand. -->",
-        "",
-        "When a start fails, `deploy` reads the journal of that start (one systemd invocation) "
-        "and names one category, the evidence lines and the fix. `deploy logs --classify "
-        "[--input FILE]` does the same for a saved log (`journalctl -o json`, `-o short*` or "
-        "`-o cat`).",
-        "",
-        "How the cause is chosen: lines that are consequences (echoes) never name the "
-        "category; among the cause lines the earliest wins (by the second, then by the order "
-        "of the categories below, then by line); systemd's give-up results (start-limit-hit, "
-        "timeout) count only when no cause line is found, and a bare SIGKILL only as a last "
-        "hint. Categories below are in priority order.",
-        "",
-        "| id | what it means |",
-        "| --- | --- |",
-    ]
-    for r in RULES:
-        out.append(f"| [`{r.id}`](#{r.id}) | {r.title} |")
-    out.append("| [`unknown`](#unknown) | no rule matched (never guessed) |")
-    out.append("")
-    for r in RULES:
-        out += [f"## {r.id}", "", f"**{r.title}.** {r.doc}", ""]
-        if r.role != CAUSE:
-            out += [f"Role: {r.role} (counts only when no cause line is found).", ""]
-        if r.examples:
-            out += ["What is printed:", "", "```"]
-            out += [line for ex in r.examples for line in ex.splitlines()]
-            out += ["```", ""]
-        fix = r.fix
-        with contextlib.suppress(KeyError, ValueError):
-            fix = fix.format_map(_Blank(r.defaults))
-        out += [f"Fix: {fix}", ""]
-        if r.preflight_rule:
-            out += [
-                f"Preflight twin: `{r.preflight_rule}` (`deploy validate` catches it before a start).",
-                "",
-            ]
-    out += ["## unknown", "", UNKNOWN_DOC, ""]
-    out += [
-        "## Echoes (never the cause)",
-        "",
-        "```",
-        example("sigquit"),
-        example("scheduler-died", rank=3, code=-9),
-        example("scheduler-exception", traceback="Traceback (most recent call last):")
-        + "   (the traceback below it is read)",
-        example("init-failed"),
-        "sglang-kimi.service: Main process exited, code=exited, status=1/FAILURE",
-        "sglang-kimi.service: Failed with result 'exit-code'.",
-        "```",
-        "",
-    ]
-    return "\n".join(out)
-
-
-class _Blank(dict[str, str]):
-    """format_map helper: a missing field reads as its name in angle brackets."""
-
-    def __missing__(self, key: str) -> str:
-        return f"<{key}>"

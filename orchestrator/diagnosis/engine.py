@@ -1,0 +1,1019 @@
+"""Why did a start fail? One category, the evidence lines, the fix.
+
+`classify(entries, flags=..., systemd_result=..., exit_status=..., timed_out=...)` reads the
+journal lines of one start (see `orchestrator.journal`) against the rules in
+`orchestrator.diagnosis.catalog` and returns a `Diagnosis`. `classify_text(text)` does the same
+for a saved log (`journalctl -o json`, `-o short*`, `-o cat`) without parsing every line.
+
+The log is read first (`diagnosis.reader`: the shipper's prefix learned from the log
+itself, partial and wrapped lines joined, a newest-first export reversed; lines capped at
+8 kB), so no rule sees wrapper syntax.
+
+Speed: a 200k-line journal is classified in well under 1 s (bench/classify_bench.py). The
+rules' keywords are searched with `str.find` over the whole text at once (C speed); only the
+few lines holding a keyword are parsed and tried against the regexes, none of which
+backtracks super-linearly. A classification has a time budget (`budget_s`, 5 s): past it the
+answer is `unknown` with a note, so a hostile log never stalls `up`, the stop hook or the
+watcher.
+
+How the cause is chosen:
+1. every keyword line is matched against the rules (in `RULES` order) and the echoes;
+   a storm pattern (Pat.min_count) counts only with enough matching lines;
+2. a rule's `explains` drops the categories it explains (host OOM kill -> NCCL errors);
+3. the winner is the earliest `cause` match: key (timestamp second, rule priority, line);
+   if any cause match lacks a timestamp, (line, priority); an exception line's traceback is
+   its own source's (PID, pod, rank), so interleaved ranks do not mix;
+4. no cause line: the caller's Result=oom-kill, else the rules' exception *families* over the
+   log's tracebacks (`diagnosis.structure`): the root exception first (the first of a chain,
+   on the earliest failing source, SGLang's wrappers skipped), so a new wording of a known
+   cause lands in its family; then the rules' *signals* over typed event lines (a compiler's
+   error line, a c10d store timeout logged at ERROR level, a CUDA error in an attention
+   kernel's source), the earliest line first;
+5. then the earliest `fallback` (start-limit-hit, startup-timeout, also from the caller's
+   systemd_result / timed_out; then a fallback signal: SGLang's warm-up wrapper alone), then a `hint` (bare SIGKILL, a retraction storm), else
+   `unknown`, whose evidence leads with the root exception and the frame that raised it.
+
+`python -m orchestrator.diagnose FILE` classifies a saved log;
+`python -m orchestrator.diagnose --write-docs` regenerates docs/troubleshooting.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import bisect
+import json
+import re
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from orchestrator import sglang
+from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis import structure as S
+from orchestrator.diagnosis.docs import troubleshooting_markdown
+from orchestrator.diagnosis.model import Family, Signal
+from orchestrator.flags import from_argv
+from orchestrator.journal import MAX_LINE, JournalEntry, JournalLines
+from orchestrator.sglang import Release, phase_of
+
+__all__ = [
+    "Diagnosis",
+    "classify",
+    "classify_text",
+    "flags_from_log",
+    "troubleshooting_markdown",
+]
+
+
+MAX_EVIDENCE = 8
+# Seconds one classification may take before it answers `unknown` with a note (issue 21: a
+# hostile or huge log must never stall `up`, the stop hook or the watcher).
+DEFAULT_BUDGET_S = 5.0
+
+
+class _OutOfTime(Exception):
+    """The classification's time budget ran out."""
+
+
+_TRACEBACK = "Traceback (most recent call last)"
+_FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
+_CONTEXT_WINDOW = 120  # lines searched back for the traceback header
+_NOISE_FROM = 2000  # lines: shorter logs are searched whole
+_ENRICH_AROUND = 40  # lines around the cause a rule's enrich() reads (versions, GPU, port)
+# The last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ...", "AssertionError".
+_EXC_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b")
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    category: str  # a rule id, or "unknown"
+    summary: str  # one line
+    evidence: list[JournalEntry]  # the cause line(s) and key traceback lines, <= 8
+    fix: str
+    doc: str  # what the category means (also in docs/troubleshooting.md)
+    title: str = ""
+    detail: dict[str, str] = field(default_factory=dict)  # what the extractor pulled out
+    preflight_rule: str | None = None  # the preflight rule that catches this before a start
+    also: list[str] = field(default_factory=list)  # other categories seen (later or weaker)
+    role: str = R.CAUSE  # cause | fallback | hint | unknown
+
+    @property
+    def known(self) -> bool:
+        return self.category != "unknown"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "title": self.title,
+            "summary": self.summary,
+            "fix": self.fix,
+            "evidence": [e.to_json() for e in self.evidence],
+            "detail": dict(self.detail),
+            "preflight_rule": self.preflight_rule,
+            "also": list(self.also),
+            "role": self.role,
+            "doc": self.doc,
+            "docs": f"docs/troubleshooting.md#{self.category}",
+        }
+
+    def render_text(self) -> str:
+        lines = [f"cause: {self.category}: {self.summary}"]
+        if self.evidence:
+            lines.append("evidence:")
+            for e in self.evidence:
+                msg = e.message if len(e.message) <= 400 else e.message[:397] + "..."
+                lines.append(f"  {e.stamp()}  {msg}")
+        lines.append(f"fix: {self.fix}")
+        if self.preflight_rule:
+            lines.append(f"preflight: `{self.preflight_rule}` catches this before a start")
+        if self.also:
+            lines.append("also seen: " + ", ".join(self.also))
+        lines.append(f"see: docs/troubleshooting.md#{self.category}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Match:
+    index: int
+    rule: R.Rule
+    pat: R.Pat
+    m: re.Match[str]
+    role: str
+    block: tuple[int, ...]  # the traceback lines (indices) this line ends, oldest first
+
+    def ts_second(self, entries: Sequence[JournalEntry]) -> int | None:
+        ts = entries[self.index].timestamp_us
+        return None if ts is None else ts // 1_000_000
+
+
+class _Blank(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _fmt(template: str, detail: Mapping[str, str]) -> str:
+    try:
+        return template.format_map(_Blank(detail))
+    except (ValueError, IndexError):
+        return template
+
+
+# --------------------------------------------------------------------------- prefilter
+
+
+@cache
+def _keywords() -> tuple[str, ...]:
+    return R.gates()
+
+
+def _candidate_lines(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
+    """Indices of the lines holding any keyword, found with str.find over the joined text.
+
+    A long journal is mostly a healthy server's routine lines (decode/prefill batch
+    statistics, access logs: `R.NOISE`), which no rule can match: they are dropped first, so
+    the keywords are searched in what is left."""
+    noise = R.NOISE_RE.search
+    rows = [i for i, ln in enumerate(raw) if not noise(ln)] if len(raw) > _NOISE_FROM else None
+    lines = [raw[i] for i in rows] if rows is not None else raw
+    text = "\n".join(lines)
+    starts = [0] * len(lines)
+    pos = 0
+    for i, ln in enumerate(lines):
+        starts[i] = pos
+        pos += len(ln) + 1
+    hits: set[int] = set()
+    n = len(lines)
+    for kw in keywords:
+        i = text.find(kw)
+        while i != -1:
+            row = bisect.bisect_right(starts, i) - 1
+            hits.add(row)
+            i = text.find(kw, starts[row + 1]) if row + 1 < n else -1
+    if rows is not None:
+        return sorted(rows[h] for h in hits)
+    return sorted(hits)
+
+
+# --------------------------------------------------------------------------- tracebacks
+
+
+def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
+    """The traceback lines ending at line i (same PID when known), oldest first; () if none.
+
+    Back to "Traceback (most recent call last):" when it is there; in a log pasted without
+    that header (a fragment), the run of frame lines (`File "…", line N, in f`, their source
+    and caret lines) right above line i."""
+    pid = entries[i].pid
+    origin = entries[i].origin
+
+    def other(e: JournalEntry) -> bool:  # another process's (or pod's, or rank's) line
+        return (pid is not None and e.pid is not None and e.pid != pid) or (
+            origin is not None and e.origin is not None and e.origin != origin
+        )
+
+    def own() -> Iterator[int]:
+        """The same source's lines above line i, nearest first, at most _CONTEXT_WINDOW."""
+        n = 0
+        for j in range(i - 1, max(-1, i - 8 * _CONTEXT_WINDOW), -1):
+            if not other(entries[j]):
+                yield j
+                n += 1
+                if n >= _CONTEXT_WINDOW:
+                    return
+
+    out: list[int] = []
+    for j in own():
+        out.append(j)
+        if _TRACEBACK in entries[j].text:
+            out.reverse()
+            return tuple(out)
+    frames: list[int] = []
+    for j in own():
+        t = entries[j].text
+        if not (_FRAME.match(t) or t[:1] in (" ", "\t")):
+            break
+        frames.append(j)
+    if any(_FRAME.match(entries[j].text) for j in frames):
+        frames.reverse()
+        return tuple(frames)
+    return ()
+
+
+def _context_ok(entries: Sequence[JournalEntry], p: R.Pat, block: tuple[int, ...]) -> bool:
+    if not p.context:
+        return True
+    if not block:
+        return False
+    text = "\n".join(entries[j].text for j in block)
+    return all(c.search(text) for c in p.context)
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def flags_from_argv(argv: Sequence[str]) -> dict[str, Any]:
+    """SGLang ServerArgs fields from a `python -m sglang.launch_server ...` argv (the
+    interpreter and module words are skipped: only `--flags` are read)."""
+    return from_argv(argv)
+
+
+_SERVER_ARGS_ITEM = re.compile(
+    r"""['"]?(?P<k>[a-z_][a-z0-9_]*)['"]?\s*[=:]\s*(?P<v>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None|True|False|-?\d+(?:\.\d+)?(?:e-?\d+)?)(?=\s*[,)}])"""
+)
+
+
+def flags_from_server_args(message: str) -> dict[str, Any]:
+    """Fields from SGLang's `server_args=ServerArgs(k=v, ...)` or `server_args={'k': v, ...}`."""
+    _, _, rest = message.partition("server_args=")
+    out: dict[str, Any] = {}
+    for m in _SERVER_ARGS_ITEM.finditer(rest):
+        try:
+            out[m["k"]] = ast.literal_eval(m["v"])
+        except (ValueError, SyntaxError):
+            continue
+    return out
+
+
+def flags_from_log(entries: Sequence[JournalEntry], near: Sequence[int] = ()) -> dict[str, Any]:
+    """Recover the unit's flags from the log: the process's _CMDLINE, a logged command line,
+    or SGLang's `server_args=` line. Looks at the lines `near` (the cause) first, then the
+    first lines of the log (cheap: a saved 200k-line log is not scanned for this)."""
+    idx = list(near) + list(range(min(len(entries), 400)))
+    for i in idx:
+        e = entries[i]
+        if e.cmdline and "--" in e.cmdline and "sglang" in e.cmdline:
+            return flags_from_argv(e.cmdline.split())
+    for i in idx:
+        msg = entries[i].message
+        if "server_args=" in msg:
+            return flags_from_server_args(msg)
+        if ("sglang.launch_server" in msg or "sglang serve" in msg) and "--" in msg:
+            return flags_from_argv(msg.split())
+    return {}
+
+
+# --------------------------------------------------------------------------- classify
+
+
+def _find_matches(
+    entries: Sequence[JournalEntry], candidates: Sequence[int], deadline: float
+) -> tuple[list[_Match], list[int], list[int]]:
+    """(rule matches, echo lines, errorish lines). Raises _OutOfTime past `deadline`."""
+    matches: list[_Match] = []
+    echoes: list[int] = []
+    errorish: list[int] = []
+    for n, i in enumerate(candidates):
+        if n & 63 == 63 and time.monotonic() > deadline:
+            raise _OutOfTime
+        msg = entries[i].text
+        if R.ERRORISH.search(entries[i].message[:MAX_LINE]) and not R.BENIGN.search(msg):
+            errorish.append(i)
+        is_echo = any(any(k in msg for k in p.keywords) and p.regex.search(msg) for p in R.ECHOES)
+        if is_echo:
+            echoes.append(i)
+        for rule in R.RULES:
+            for p in rule.patterns:
+                if not any(k in msg for k in p.keywords):
+                    continue
+                if p.origin is not None and not p.origin.search(entries[i].origin or ""):
+                    continue
+                m = p.regex.search(msg)
+                if m is None:
+                    continue
+                block = _block(entries, i) if p.context or _EXC_LINE.match(msg) else ()
+                if not _context_ok(entries, p, block):
+                    continue
+                matches.append(_Match(i, rule, p, m, p.role or rule.role, block))
+                break  # first pattern of a rule wins for this line; other rules still tried
+    # a storm pattern counts only with enough matches (its first match stands for them)
+    counts: dict[int, int] = {}
+    for mt in matches:
+        if mt.pat.min_count > 1:
+            counts[id(mt.pat)] = counts.get(id(mt.pat), 0) + 1
+    if counts:
+        seen: set[int] = set()
+        kept: list[_Match] = []
+        for mt in matches:
+            k = id(mt.pat)
+            if mt.pat.min_count > 1:
+                if counts[k] < mt.pat.min_count or k in seen:
+                    continue
+                seen.add(k)
+            kept.append(mt)
+        matches = kept
+    return matches, echoes, errorish
+
+
+def _pick(entries: Sequence[JournalEntry], matches: list[_Match]) -> _Match | None:
+    if not matches:
+        return None
+    prio = {r.id: n for n, r in enumerate(R.RULES)}
+    if all(entries[m.index].timestamp_us is not None for m in matches):
+        return min(
+            matches,
+            key=lambda m: (m.ts_second(entries), prio[m.rule.id], m.index),
+        )
+    return min(matches, key=lambda m: (m.index, prio[m.rule.id]))
+
+
+def _evidence(entries: Sequence[JournalEntry], m: _Match) -> list[JournalEntry]:
+    """The cause line with the traceback's header and its last frames, <= MAX_EVIDENCE."""
+    picked: list[int] = []
+    if m.block:
+        picked.append(m.block[0])  # "Traceback (most recent call last):" (or its wrapper)
+        # frames matching the rule's context (e.g. `in _handle_eagle_family`), then the tail
+        ctx_lines = [
+            j
+            for j in m.block[1:]
+            if m.pat.context and any(c.search(entries[j].text) for c in m.pat.context)
+        ]
+        for j in ctx_lines[-3:]:
+            if j not in picked:
+                picked.append(j)
+        room = MAX_EVIDENCE - 1 - len(picked)
+        for j in m.block[1:][-room:] if room > 0 else []:
+            if j not in picked:
+                picked.append(j)
+        picked = sorted(set(picked))[: MAX_EVIDENCE - 1]
+    picked.append(m.index)
+    return [entries[j] for j in sorted(set(picked))]
+
+
+def _phase(entries: Sequence[JournalEntry]) -> str:
+    """The last start-up milestone reached (for startup-timeout only: found by a scan of its
+    own, so that milestones cost nothing when the log names a cause)."""
+    search = entries.search if isinstance(entries, JournalLines) else [e.message for e in entries]
+    keywords = (*R.MILESTONE_KEYWORDS, R.PROGRESS_KEYWORD)
+    last_label = None
+    last_progress = None
+    for i in _candidate_lines(search, keywords):
+        msg = entries[i].text
+        ms = phase_of(msg)
+        if ms is not None:
+            last_label = ms.label
+        pm = R.PROGRESS.search(msg)
+        if pm is not None:
+            last_progress = f"{pm['n']}/{pm['total']} checkpoint shards"
+    if last_label is None:
+        return "none seen"
+    if last_label == "loading weights" and last_progress:
+        return f"{last_label}, {last_progress}"
+    return last_label
+
+
+def _first_traceback_exception(
+    entries: Sequence[JournalEntry], errorish: Sequence[int], echoes: set[int]
+) -> int | None:
+    """The last line of the first traceback that does not end in an echo: its exception."""
+    for i in errorish:
+        if _TRACEBACK in entries[i].text:
+            for j in range(i + 1, min(len(entries), i + 1 + _CONTEXT_WINDOW)):
+                if _EXC_LINE.match(entries[j].text):
+                    if j not in echoes:
+                        return j
+                    break
+    return None
+
+
+_ERROR_LEVEL = re.compile(r"(?:^|[\s|\]:])(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{3,4} |\[rank\d+\]:\[E")
+
+
+def _first_error_level(
+    entries: Sequence[JournalEntry], errorish: Sequence[int], skip: set[int]
+) -> int | None:
+    """The first line logged at ERROR level (journal priority <= 3, or an ERROR / glog E
+    marker in the line), echoes left out."""
+    for i in errorish:
+        if i in skip:
+            continue
+        e = entries[i]
+        if (
+            e.priority is not None and e.priority <= 3 and e.source == "journal"
+        ) or _ERROR_LEVEL.search(e.message):
+            return i
+    return None
+
+
+def _unknown(
+    entries: Sequence[JournalEntry],
+    errorish: Sequence[int],
+    echoes: Sequence[int],
+    exit_status: str | None,
+    systemd_result: str | None,
+    *,
+    candidates: Sequence[int] = (),
+) -> Diagnosis:
+    """No rule matched. Not a guess: the likeliest cause lines (the root exception: the first
+    exception of the first traceback's chain that is not a wrapper, with the frame that raised
+    it; else the first ERROR-level line, else the first exception line) lead the evidence,
+    then the last error lines."""
+    echo_set = set(echoes)
+    tbs = S.tracebacks(entries, [i for i in candidates if S.TRACEBACK in entries[i].text])
+    rooted = S.root_exception(tbs)
+    first_tb = rooted[1].index if rooted is not None and rooted[1].index not in echo_set else None
+    root_frame = rooted[1].site.index if rooted is not None and rooted[1].site is not None else None
+    if first_tb is None:
+        first_tb = _first_traceback_exception(entries, errorish, echo_set)
+        root_frame = None
+    first_exc = first_tb
+    if first_exc is None:
+        first_exc = next(
+            (i for i in errorish if i not in echo_set and _EXC_LINE.match(entries[i].text)),
+            None,
+        )
+    first_err = _first_error_level(
+        entries, errorish, echo_set | {first_exc or -1, root_frame or -1}
+    )
+    lead = [i for i in (first_exc, root_frame, first_err) if i is not None]
+    tail = [i for i in errorish if i not in lead][-(MAX_EVIDENCE - len(lead)) :]
+    picked = lead + sorted(tail)
+    if not picked:
+        picked = list(range(max(0, len(entries) - 5), len(entries)))
+    evidence = [entries[i] for i in picked][:MAX_EVIDENCE]
+    what = []
+    if systemd_result:
+        what.append(f"systemd result {systemd_result!r}")
+    if exit_status:
+        what.append(f"exit status {exit_status}")
+    if lead:
+        said_ = " and ".join(repr(entries[i].text.strip()[:160]) for i in lead)
+        which = (
+            "the root exception"
+            if first_tb is not None and rooted is not None and first_tb == rooted[1].index
+            else "the last line of the first traceback"
+            if first_tb is not None
+            else "the first exception"
+        )
+        if root_frame is not None:
+            which += " and the frame that raised it"
+        if first_err is not None:
+            which += (
+                " and the first ERROR-level line"
+                if first_exc is not None
+                else "the first ERROR-level line"
+            )
+            if first_exc is None:
+                which = "the first ERROR-level line"
+        summary = (
+            f"no rule recognises this failure (not guessed); the likeliest cause lines, {which}: "
+            f"{said_}; the last error lines follow"
+        )
+    elif echoes:
+        summary = (
+            "the log holds only consequences of a failure (e.g. "
+            f"{entries[echoes[0]].text.strip()[:120]!r}), not its cause; the last error lines are shown"
+        )
+    else:
+        summary = "no rule recognises this failure (not guessed); the last error lines are shown"
+    if what:
+        summary += " (" + ", ".join(what) + ")"
+    return Diagnosis(
+        category="unknown",
+        summary=summary,
+        evidence=evidence,
+        fix=(
+            "read the evidence (the first lines are the likeliest cause) and the full log "
+            "(`deploy logs`); if an earlier start or another rank printed the error, classify that "
+            "invocation; report the lines so a rule can be added"
+        ),
+        doc=R.UNKNOWN_DOC,
+        title="no rule matched",
+        role="unknown",
+    )
+
+
+_RESULT_RULE = {
+    "oom-kill": "host-oom-killed",
+    "start-limit-hit": "start-limit-hit",
+    "timeout": "startup-timeout",
+}
+
+
+def classify(
+    entries: Sequence[JournalEntry],
+    *,
+    flags: Mapping[str, Any] | None = None,
+    release: Release | None = None,
+    systemd_result: str | None = None,
+    exit_status: str | None = None,
+    timed_out: bool = False,
+    budget_s: float | None = DEFAULT_BUDGET_S,
+) -> Diagnosis:
+    """Name the first real cause of a failed start in `entries` (oldest first).
+
+    budget_s: seconds the classification may take (None: no limit); past it the answer is
+    `unknown`, with a note that says so, never a late or a partial guess.
+
+    flags: the SGLang ServerArgs fields the unit passed (name -> value); None: recovered from
+    the log when possible. systemd_result: the unit's Result property ("exit-code",
+    "oom-kill", "timeout", "start-limit-hit", ...). exit_status: e.g. "1", "137", "9/KILL".
+    timed_out: our own deadline passed before the service became healthy.
+    release: the SGLang release the unit runs (its flag names go into fix texts); None: the
+    newest deploy knows.
+    """
+    started = time.monotonic()
+    deadline = started + budget_s if budget_s is not None else float("inf")
+    try:
+        return _classify(
+            entries,
+            deadline,
+            flags=flags,
+            release=release,
+            systemd_result=systemd_result,
+            exit_status=exit_status,
+            timed_out=timed_out,
+        )
+    except _OutOfTime:
+        return _out_of_time(entries, time.monotonic() - started, systemd_result, exit_status)
+
+
+def _out_of_time(
+    entries: Sequence[JournalEntry],
+    spent: float,
+    systemd_result: str | None,
+    exit_status: str | None,
+) -> Diagnosis:
+    what = [f"systemd result {systemd_result!r}"] if systemd_result else []
+    what += [f"exit status {exit_status}"] if exit_status else []
+    return Diagnosis(
+        category="unknown",
+        summary=(
+            f"not classified: the classification's time budget ran out after {spent:.1f} s "
+            f"on {len(entries)} lines (not guessed)" + (f" ({', '.join(what)})" if what else "")
+        ),
+        evidence=[entries[i] for i in range(max(0, len(entries) - 5), len(entries))],
+        fix=(
+            "read the log itself (`deploy logs`), or classify a shorter excerpt around the failure "
+            "(`deploy logs --classify --input FILE`)"
+        ),
+        doc=R.UNKNOWN_DOC,
+        title="no rule matched",
+        detail={"note": "time budget exhausted"},
+        role="unknown",
+    )
+
+
+def _classify(
+    entries: Sequence[JournalEntry],
+    deadline: float,
+    *,
+    flags: Mapping[str, Any] | None,
+    release: Release | None,
+    systemd_result: str | None,
+    exit_status: str | None,
+    timed_out: bool,
+) -> Diagnosis:
+    if isinstance(entries, JournalLines):
+        candidates = _candidate_lines(entries.search, _keywords())
+    else:
+        candidates = _candidate_lines([e.message for e in entries], _keywords())
+    if time.monotonic() > deadline:
+        raise _OutOfTime
+    matches, echoes, errorish = _find_matches(entries, candidates, deadline)
+
+    syn = _synthetic(systemd_result, exit_status, timed_out)
+    explained = {c for m in matches if m.role == R.CAUSE for c in m.rule.explains}
+    if syn is not None and syn[1] == R.CAUSE:
+        explained |= set(syn[0].explains)
+    matches = [m for m in matches if m.rule.id not in explained]
+
+    # A bare SIGKILL hints at the OOM killer only if no error was logged before it.
+    first_error = min(
+        [*echoes, *(i for i in errorish if _EXC_LINE.match(entries[i].text))],
+        default=None,
+    )
+
+    def _hint_ok(start: int) -> bool:
+        return first_error is None or first_error >= start
+
+    matches = [
+        m for m in matches if m.role != R.HINT or _hint_ok(m.block[0] if m.block else m.index)
+    ]
+    if syn is not None and syn[1] == R.HINT and not _hint_ok(len(entries)):
+        syn = None
+
+    by_role: dict[str, list[_Match]] = {R.CAUSE: [], R.FALLBACK: [], R.HINT: []}
+    for m in matches:
+        by_role[m.role].append(m)
+    for role in (R.CAUSE, R.FALLBACK, R.HINT):
+        winner = _pick(entries, by_role[role])
+        if winner is not None:
+            return _diagnose(entries, winner, matches, flags, release)
+        # The caller's facts count as a line of their rule at the very end of the log.
+        if syn is not None and syn[1] == role:
+            return _diagnose_synthetic(
+                entries,
+                syn[0],
+                role,
+                matches,
+                systemd_result,
+                exit_status,
+                release or sglang.NEWEST,
+            )
+        if role == R.CAUSE:
+            # no pattern names a cause: the rules' exception families, over the tracebacks
+            raised = _raised(entries, candidates, errorish, set(echoes))
+            fam = _family_match(raised)
+            if fam is not None:
+                return _diagnose_family(entries, fam[0], fam[1], fam[2], matches, release)
+            # then their signals, over typed event lines (a compiler error, a c10d timeout)
+            # (an echo may carry its cause's words: "Failed to start X: cannot import name …")
+            sig = _signal_match(entries, candidates, R.CAUSE)
+            if sig is not None:
+                return _diagnose_signal(entries, *sig, matches, release)
+        if role == R.FALLBACK:
+            sig = _signal_match(entries, candidates, R.FALLBACK)
+            if sig is not None:
+                return _diagnose_signal(entries, *sig, matches, release)
+    return _unknown(entries, errorish, echoes, exit_status, systemd_result, candidates=candidates)
+
+
+def _raised(
+    entries: Sequence[JournalEntry],
+    candidates: Sequence[int],
+    errorish: Sequence[int],
+    echoes: set[int],
+) -> list[S.Raised]:
+    """Every exception the log raised, in order: the chains of its tracebacks (root first,
+    the earliest failing source first) and, for a pasted fragment without its header, an
+    exception line under a run of frames."""
+    tbs = S.tracebacks(entries, [i for i in candidates if S.TRACEBACK in entries[i].text])
+    out: list[S.Raised] = []
+    covered: set[int] = set()
+    for tb in tbs:
+        for r in tb.chain:
+            if not (S.WRAPPERS.search(r.message) or r.index in echoes):
+                out.append(r)
+            covered.add(r.index)
+    for i in errorish:
+        if i in covered or i in echoes:
+            continue
+        m = S.RAISED.match(entries[i].text)
+        if m is None:
+            continue
+        frames = tuple(
+            S.Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j)
+            for j in _block(entries, i)
+            if (fm := S.FRAME.match(entries[j].text)) is not None
+        )
+        out.append(S.Raised(m["type"], (m["msg"] or "").strip(), i, frames))
+    out.sort(key=lambda r: r.index)
+    return out
+
+
+def _family_match(
+    raised: Sequence[S.Raised],
+) -> tuple[R.Rule, S.Raised, Family] | None:
+    """The first exception (root first) that a rule's family claims, and that rule."""
+    for r in raised:
+        paths = [f.module_path() for f in r.frames]
+        site = r.site.function if r.site is not None else None
+        for rule in R.RULES:
+            for fam in rule.families:
+                if fam.matches(r.name, r.message, paths, site):
+                    return rule, r, fam
+    return None
+
+
+def _signal_match(
+    entries: Sequence[JournalEntry], candidates: Sequence[int], role: str
+) -> tuple[R.Rule, int, Signal, tuple[str, ...]] | None:
+    """The earliest candidate line whose event kinds and words a rule's signal (of `role`)
+    claims: (rule, line, signal, the line's kinds)."""
+    signals = [(rule, sg) for rule in R.RULES for sg in rule.signals if sg.role == role]
+    if not signals:
+        return None
+    words = tuple(dict.fromkeys(w for _, sg in signals for w in R.signal_keywords(sg)))
+    for i in candidates:
+        text = entries[i].text
+        if not any(w in text for w in words) or R.BENIGN.search(text):
+            continue  # (SGLang's "Ignore import error…" on every healthy start is no cause)
+        e = entries[i]
+        kinds = S.event_kinds(
+            text, e.message[:MAX_LINE], e.priority if e.source == "journal" else None
+        )
+        if not kinds:
+            continue
+        for rule, sg in signals:
+            if sg.matches(kinds, text):
+                return rule, i, sg, kinds
+    return None
+
+
+def _diagnose_signal(
+    entries: Sequence[JournalEntry],
+    rule: R.Rule,
+    index: int,
+    signal: Signal,
+    kinds: tuple[str, ...],
+    matches: Sequence[_Match],
+    release: Release | None,
+) -> Diagnosis:
+    """A diagnosis from a rule's signal (an event line no pattern knows)."""
+    text = entries[index].text.strip()
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    detail["msg"] = text if len(text) <= 300 else text[:297] + "..."
+    detail["kind"] = ", ".join(kinds)
+    port = _PORT.search(text)
+    if port is not None and detail.get("port", "?") in ("?", ""):
+        detail["port"] = port[1]
+    if rule.enrich is not None:
+        lo = max(0, index - _ENRICH_AROUND)
+        hi = min(len(entries), index + _ENRICH_AROUND)
+        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    summary = _fmt(signal.summary or (rule.title + " ({msg})"), detail)
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=[entries[index]],
+        fix=_fmt(rule.fix, detail),
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=signal.role,
+    )
+
+
+_PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b")
+_QUOTED = re.compile(r"['\"`]([\w.-]{1,200})['\"`]")
+
+
+def _diagnose_family(
+    entries: Sequence[JournalEntry],
+    rule: R.Rule,
+    raised: S.Raised,
+    family: Family,
+    matches: Sequence[_Match],
+    release: Release | None,
+) -> Diagnosis:
+    """A diagnosis from a rule's exception family (a wording no pattern knows)."""
+    first = raised.message.split("\n", 1)[0]
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    detail["exc"] = raised.type
+    detail["msg"] = first if len(first) <= 300 else first[:297] + "..."
+    q = _QUOTED.search(first)
+    if q is not None:
+        detail.setdefault("module", q[1])
+    port = _PORT.search(first)
+    if port is not None and detail.get("port", "?") in ("?", ""):
+        detail["port"] = port[1]
+    site = raised.site
+    if site is not None:
+        detail["frame"] = f"{site.module_path()}:{site.line} in {site.function}"
+    if rule.enrich is not None:
+        lo = max(0, raised.index - _ENRICH_AROUND)
+        hi = min(len(entries), raised.index + _ENRICH_AROUND)
+        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    summary = _fmt(
+        family.summary or (rule.title + " ({exc}: {msg})"),
+        detail,
+    )
+    picked = [f.index for f in raised.frames[-3:]] + [raised.index]
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=[entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
+        fix=_fmt(rule.fix, detail),
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=R.CAUSE,
+    )
+
+
+def _synthetic(
+    systemd_result: str | None, exit_status: str | None, timed_out: bool
+) -> tuple[R.Rule, str] | None:
+    """The caller's facts as (rule, role): Result=oom-kill is a cause, timeout and
+    start-limit-hit are fallbacks, a bare SIGKILL exit (137, 9/KILL) is a hint."""
+    name, role = None, None
+    if systemd_result in _RESULT_RULE:
+        name = _RESULT_RULE[systemd_result]
+    elif timed_out:
+        name = "startup-timeout"
+    elif exit_status and exit_status.split("/")[0].strip() in ("137", "9", "-9", "KILL"):
+        name, role = "host-oom-killed", R.HINT
+    if name is None:
+        return None
+    rule = R.rule(name)
+    assert rule is not None
+    return rule, role or rule.role
+
+
+def _also(matches: Sequence[_Match], category: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for m in sorted(matches, key=lambda m: m.index):
+        if m.rule.id != category:
+            seen[m.rule.id] = None
+    return list(seen)
+
+
+def _release_detail(release: Release | None) -> dict[str, str]:
+    """What fix texts name from the SGLang release the unit runs: its CUDA-graph flags, how
+    to install it. Without a release (a saved log, no profile), the flags of every known
+    release and no version."""
+    if release is None:
+        releases = list(reversed(sglang.RELEASES.values()))
+
+        def either(key: str) -> str:
+            names = list(dict.fromkeys(r.graph_flags[key] for r in releases))
+            return names[0] + (
+                f" ({' or '.join(names[1:])} before SGLang 0.5.20)" if names[1:] else ""
+            )
+
+        return {
+            "graph_max_bs": either("max_bs"),
+            "graph_disable": either("disable"),
+            "install": "pip install 'sglang[all]==<the SGLang version you run>'",
+            "sglang_version": "?",
+        }
+    return {
+        "graph_max_bs": release.graph_flags["max_bs"],
+        "graph_disable": release.graph_flags["disable"],
+        "install": release.install_hint,
+        "sglang_version": release.version,
+    }
+
+
+def _diagnose(
+    entries: Sequence[JournalEntry],
+    winner: _Match,
+    matches: Sequence[_Match],
+    flags: Mapping[str, Any] | None,
+    release: Release | None,
+) -> Diagnosis:
+    rule, p = winner.rule, winner.pat
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    detail.update(p.detail)
+    detail.update({k: v.strip() for k, v in winner.m.groupdict().items() if v is not None})
+    if "msg" in detail and len(detail["msg"]) > 300:
+        detail["msg"] = detail["msg"][:297] + "..."
+    if rule.id == "startup-timeout":
+        detail["phase"] = _phase(entries)
+    if rule.enrich is not None:
+        lo = winner.block[0] if winner.block else max(0, winner.index - _ENRICH_AROUND)
+        hi = min(len(entries), winner.index + _ENRICH_AROUND)
+        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    if rule.explain is not None:
+        if flags is None:
+            flags = flags_from_log(entries, near=(winner.index, *winner.block))
+        summary, fix = rule.explain(detail, flags)
+        detail.update({k: str(v) for k, v in flags.items() if k.startswith("speculative_")})
+    else:
+        summary = _fmt(p.summary or rule.summary, detail)
+        fix = _fmt(p.fix or rule.fix, detail)
+    if winner.role == R.HINT and p.summary is None:
+        summary += " (inferred)"
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=_evidence(entries, winner),
+        fix=fix,
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=p.preflight or rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=winner.role,
+    )
+
+
+def _diagnose_synthetic(
+    entries: Sequence[JournalEntry],
+    rule: R.Rule,
+    role: str,
+    matches: Sequence[_Match],
+    systemd_result: str | None,
+    exit_status: str | None,
+    release: Release | None,
+) -> Diagnosis:
+    """A diagnosis from the caller's facts (systemd Result, exit status, our deadline)."""
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    if systemd_result:
+        detail["systemd_result"] = systemd_result
+    if exit_status:
+        detail["exit_status"] = exit_status
+    if rule.id == "startup-timeout":
+        detail["phase"] = _phase(entries)
+    own = [m for m in matches if m.rule.id == rule.id]
+    if role == R.HINT:
+        summary = (
+            f"the service was killed with SIGKILL (exit status {exit_status}) and no error was "
+            "logged before it: the usual sender is the kernel OOM killer (inferred, confirm "
+            "with `dmesg -T | grep -i oom`)"
+        )
+    elif systemd_result == "oom-kill" and not own:
+        summary = "systemd reports Result=oom-kill: the kernel OOM killer killed a process of the service (host memory, not GPU memory)"
+    elif rule.id == "startup-timeout" and systemd_result != "timeout":
+        summary = _fmt(
+            "deploy's start deadline passed before /health answered; no error in the log (last step reached: {phase})",
+            detail,
+        )
+    else:
+        summary = _fmt(rule.summary, detail)
+    evidence = _evidence(entries, own[0]) if own else []
+    if not evidence and entries:
+        evidence = [entries[-1]]
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=evidence,
+        fix=_fmt(rule.fix, detail),
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=role,
+    )
+
+
+def classify_text(text: str, **kw: Any) -> Diagnosis:
+    """Classify a saved log (`-o json`, `-o short*` or `-o cat`); same keywords as `classify`."""
+    return classify(JournalLines(text), **kw)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def write_docs(root: Path | None = None) -> Path:
+    root = root or Path(__file__).resolve().parents[2]
+    path = root / "docs" / "troubleshooting.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(troubleshooting_markdown())
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m orchestrator.diagnose",
+        description="Classify a saved SGLang/systemd log, or regenerate docs/troubleshooting.md.",
+    )
+    ap.add_argument(
+        "input", nargs="?", help="a saved log (journalctl -o json / short / cat); - for stdin"
+    )
+    ap.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    ap.add_argument("--write-docs", action="store_true", help="regenerate docs/troubleshooting.md")
+    args = ap.parse_args(argv)
+    if args.write_docs:
+        print(f"wrote {write_docs()}")
+        return 0
+    if not args.input:
+        ap.error("give a log FILE (or - for stdin), or --write-docs")
+    text = sys.stdin.read() if args.input == "-" else Path(args.input).read_text(errors="replace")
+    d = classify_text(text)
+    print(json.dumps(d.to_json(), indent=2) if args.json else d.render_text())
+    return 0 if d.known else 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""Enrichers: each reads the lines around the cause and adds detail fields, so that a fix speaks
+of the GPU, versions, host and port of the box that printed the log."""
+
+from __future__ import annotations
+
+import re
+
+# Each reads the lines around the cause and adds detail fields, so that a fix speaks of the
+# GPU, versions, host and port of the box that printed the log.
+
+_SM_RX = re.compile(
+    r"\bsm_?(?P<a>\d{2,3})a?\b|[Cc]ompute [Cc]apability(?: of)?:? (?P<b>\d{1,2})\.?(?P<c>\d)\b"
+)
+_TORCH_RX = re.compile(
+    r"\btorch(?:==| |-|: |/)(?:version:? )?(?P<v>\d+\.\d+(?:\.\d+)?(?:[.+][\w.]+)?)"
+)
+_CU_TAG = re.compile(r"\+cu(?P<v>\d{3})\b")
+# The CUDA version a GPU generation needs at least, by compute capability.
+_CUDA_FOR_SM = {
+    120: "CUDA 12.8",
+    121: "CUDA 12.9",
+    110: "CUDA 13.0",
+    103: "CUDA 12.9",
+    100: "CUDA 12.8",
+    90: "CUDA 11.8",
+    89: "CUDA 11.8",
+    86: "CUDA 11.1",
+    80: "CUDA 11.0",
+    75: "CUDA 10.0",
+    70: "CUDA 9.0",
+}
+# import name -> pip name, for the packages an SGLang install brings
+_PIP_NAME = {
+    "sgl_kernel": "sgl-kernel",
+    "sglang": "sglang",
+    "flashinfer": "flashinfer-python",
+    "flash_attn": "flash-attn",
+    "vllm": "vllm",
+    "triton": "triton",
+    "torch": "torch",
+    "transformers": "transformers",
+    "xgrammar": "xgrammar",
+    "outlines": "outlines",
+    "decord": "decord",
+    "cv2": "opencv-python-headless",
+}
+
+
+def _sm_of(text: str) -> int | None:
+    for m in _SM_RX.finditer(text):
+        if m["a"]:
+            return int(m["a"])
+        if m["b"]:
+            return int(m["b"]) * 10 + int(m["c"])
+    return None
+
+
+def _torch_of(text: str) -> str | None:
+    m = _TORCH_RX.search(text)
+    if m:
+        return m["v"]
+    m = _CU_TAG.search(text)
+    return f"a +cu{m['v']} build" if m else None
+
+
+def _enrich_arch(detail: dict[str, str], text: str) -> None:
+    sm = (
+        int(detail["sm"].strip("sm_a"))
+        if detail.get("sm", "?")[-1:].isdigit()
+        else _sm_of(detail.get("msg", "") + "\n" + text)
+    )
+    if sm is None:
+        detail["fixhint"] = (
+            "find the GPU's compute capability (`nvidia-smi --query-gpu=name,compute_cap "
+            "--format=csv`) and install torch, sgl-kernel and flashinfer builds that include it"
+        )
+        return
+    need = _CUDA_FOR_SM.get(sm)
+    detail["sm"] = f"sm_{sm}"
+    detail["fixhint"] = (
+        f"this GPU is sm_{sm}: install torch, sgl-kernel and flashinfer builds that include "
+        f"sm_{sm}" + (f" (built with {need} or newer)" if need else "")
+    )
+    if sm < 80:
+        detail["fixhint"] += (
+            f"; sm_{sm} predates bfloat16 and FlashAttention-2 kernels: run with "
+            'dtype = "float16" and a backend that supports it (triton), or use a newer GPU'
+        )
+
+
+def _enrich_ext(detail: dict[str, str], text: str) -> None:
+    """kernel-package-mismatch: which compiled package, and what it was built against."""
+    lib = detail.get("lib") or detail.get("pkg") or ""
+    m = re.search(
+        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton)",
+        lib + " " + detail.get("msg", ""),
+    )
+    pkg = m[1].replace("_", "-") if m else "the compiled package"
+    if pkg == "sgl-kernel" or "sgl_kernel" in lib:
+        pkg = "sgl-kernel"
+    detail["pkg"] = pkg
+    sym = detail.get("symbol", "")
+    torch = _torch_of(text)
+    if detail.get("cuda_major"):
+        if not m:  # the library does not say whose it is: the lines around it do
+            around = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
+            pkg = around[1].replace("_", "-") if around else pkg
+            detail["pkg"] = pkg
+        detail["fixhint"] = (
+            f"{pkg} was built for CUDA {detail['cuda_major']} ({detail.get('lib', 'its CUDA library')} "
+            f"is missing): install the {pkg} build for the CUDA that torch uses "
+            "(`python -c 'import torch; print(torch.version.cuda)'`), or a torch built for "
+            f"CUDA {detail['cuda_major']}, as the SGLang release you run pins them "
+            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`)"
+        )
+        return
+    if detail.get("version") and detail.get("version") != "?":
+        detail["fixhint"] = (
+            f"install {pkg} {detail['version']} or newer into the unit's Python "
+            f"(`pip install '{pkg}>={detail['version']}'`), the version this SGLang requires"
+        )
+        return
+    if sym and re.search(r"c10|at|torch|3jit", sym[:40]):
+        built = "against another PyTorch (C++ ABI mismatch)"
+        want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
+    elif sym and sym.startswith("cu"):
+        built = f"for a newer CUDA than this box's driver/runtime ({sym} is missing)"
+        want = "this box's CUDA (`nvidia-smi` shows the driver's CUDA version)"
+    else:
+        built = "against other versions than the ones installed"
+        want = f"the installed torch {torch}" if torch else "the installed torch (`pip show torch`)"
+    detail["fixhint"] = (
+        f"{pkg} was built {built}: install the {pkg} wheel built for {want}, as the SGLang "
+        f"release you run pins it (`{detail.get('install', 'pip install sglang[all]==<version>')}` reinstalls the "
+        "matching set), or pin torch back to the version the wheel was built for"
+    )
+
+
+def _enrich_import(detail: dict[str, str], text: str) -> None:
+    module = detail.get("module", "").strip("'\"")
+    top = module.split(".")[0] if module else ""
+    if detail.get("critical"):
+        detail["fixhint"] = (
+            "sgl_kernel's compiled library did not load and the log does not say why: run "
+            "`python -c 'import sgl_kernel'` as the service user, then `ldd` on the common_ops "
+            "library it names for missing system libraries (e.g. libnuma), and check that "
+            "sgl-kernel matches the installed torch"
+        )
+        return
+    if top == "sglang":
+        detail["fixhint"] = (
+            "SGLang is not installed for the interpreter the unit runs (unit.python): install it "
+            "there, or point unit.python at the venv that has it"
+        )
+        return
+    pip = _PIP_NAME.get(top, top.replace("_", "-") or "the missing package")
+    detail["fixhint"] = (
+        f"install {pip} into the unit's Python environment (unit.python's venv: "
+        f"`<venv>/bin/pip install {pip}`, at the version your SGLang release pins), then check "
+        f"`<venv>/bin/python -c 'import {top or 'sglang'}'` as the service user"
+    )
+
+
+def _enrich_driver(detail: dict[str, str], text: str) -> None:
+    found = detail.get("found", "")
+    torch = _torch_of(text)
+    if found.isdigit():
+        n = int(found)
+        detail["driver_cuda"] = f"CUDA {n // 1000}.{n % 1000 // 10}"
+        have = f"the driver supports only {detail['driver_cuda']}"
+    elif "804" in detail.get("msg", ""):
+        have = (
+            "the CUDA inside the image is newer than the host driver and CUDA forward "
+            "compatibility works only on datacenter GPUs"
+        )
+    else:
+        have = "the driver is older than the CUDA runtime torch was built with"
+    detail["fixhint"] = (
+        f"{have}: upgrade the NVIDIA driver on the host to one that supports the CUDA of "
+        + (
+            f"torch {torch}"
+            if torch
+            else "the installed torch (`python -c 'import torch; print(torch.version.cuda)'`)"
+        )
+        + ", or install a torch/SGLang build for the driver's CUDA"
+    )
+
+
+def _enrich_rendezvous(detail: dict[str, str], text: str) -> None:
+    host = detail.get("host", "").strip("[]'\" ")
+    port = detail.get("port", "?")
+    if host.isdigit():
+        n = int(host)
+        ip = ".".join(str((n >> s) & 255) for s in (24, 16, 8, 0))
+        detail["fixhint"] = (
+            f"the rendezvous host '{host}' is all digits, so the resolver reads it as the IPv4 "
+            f"address {ip}: give --dist-init-addr (or MASTER_ADDR) as an IP address or a host "
+            "name with letters"
+        )
+        return
+    where = f"{host}:{port}" if host else "the --dist-init-addr host and port"
+    detail["fixhint"] = (
+        f"the ranks could not reach each other at {where}: check that every node reaches it "
+        "(firewall, the same --dist-init-addr, --nnodes and a distinct --node-rank on each "
+        "node), and pin the network interface with GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME "
+        "in [unit.environment]"
+    )
+
+
+def _enrich_hf_auth(detail: dict[str, str], text: str) -> None:
+    repo = detail.get("repo") or ""
+    if not repo:
+        m = re.search(
+            r"huggingface\.co/(?:api/models/)?([\w.-]+/[\w.-]+)",
+            detail.get("msg", "") + "\n" + text,
+        )
+        repo = m[1] if m else ""
+    detail["repo"] = repo or "the model"
+    detail["fixhint"] = (
+        f"{detail['repo']} is gated or private: accept its licence on huggingface.co with an "
+        "account that has access, put HF_TOKEN=<that account's token> in unit.environment_file "
+        "(root-owned, mode 0600), or download it ahead and point model_path at the directory"
+    )
+
+
+def _enrich_warmup(detail: dict[str, str], text: str) -> None:
+    status = detail.get("status", "?")
+    detail["fixhint"] = (
+        f"SGLang's warm-up request to its own port was answered with HTTP {status} by something "
+        "else: an HTTP proxy taken from http_proxy/HTTPS_PROXY in the environment. Set "
+        'NO_PROXY = "127.0.0.1,localhost,::1" and no_proxy the same in [unit.environment] '
+        "(or drop the proxy variables from the unit's environment)"
+    )
+
+
+def _enrich_backend(detail: dict[str, str], text: str) -> None:
+    allowed = detail.get("allowed", "")
+    names = re.findall(r"[\w-]+", allowed) if allowed else []
+    sm = _sm_of(detail.get("msg", "") + "\n" + text)
+    on = f" on this GPU (sm_{sm})" if sm else " on this GPU"
+    if names:
+        detail["fixhint"] = (
+            f"set attention_backend to one of {', '.join(names)} (the backends SGLang accepts{on})"
+        )
+    else:
+        detail["fixhint"] = (
+            f"the attention backend is not available{on}: drop attention_backend to take "
+            "SGLang's default for the GPU, or set one it supports (Blackwell: trtllm_mla/"
+            "flashinfer/triton; Hopper: fa3/flashinfer/triton)"
+        )
+
+
+def _enrich_jit(detail: dict[str, str], text: str) -> None:
+    m = re.search(r"/ld: cannot find -l([\w.+-]+)", detail.get("msg", "") + "\n" + text)
+    lib = detail.get("lib") or (m[1] if m else "")
+    if lib:
+        detail["msg"] = f"the linker cannot find lib{lib}"
+        detail["fixhint"] = (
+            f"the JIT build links lib{lib}, which is not where the linker looks: install the CUDA "
+            f"toolkit matching torch's CUDA (or its lib{lib} dev package) and make its lib64 "
+            "visible (CUDA_HOME=/usr/local/cuda-X.Y and LIBRARY_PATH/LD_LIBRARY_PATH in "
+            "[unit.environment]); a libcudart.so symlink next to libcudart.so.12 is what is missing "
+            "when only the runtime is installed"
+        )
+    else:
+        detail["fixhint"] = (
+            "install the CUDA toolkit matching torch's CUDA (nvcc) and set CUDA_HOME in "
+            "[unit.environment] so JIT kernels can be built, or use wheels with the kernels prebuilt"
+        )

@@ -1,0 +1,326 @@
+"""The one shape of a rule: a `Rule` names a category, its words and fix, and its `Pat`terns.
+
+Roles
+-----
+- ``cause``: the line names a root cause.
+- ``fallback``: a cause only when no ``cause`` line is in the log (systemd gave up or our
+  deadline passed: the real error, if any was logged, explains it).
+- ``hint``: weak evidence (a bare SIGKILL): used only when there is neither a cause nor a
+  fallback, and the summary says it is inferred.
+- ``echo``: a consequence of an earlier failure (SGLang's sigquit, scheduler-exception and
+  init-failed messages, systemd's "Failed with result 'exit-code'"). An echo never names the
+  category.
+"""
+
+from __future__ import annotations
+
+import re
+import re._constants as sre_constants
+import re._parser as sre_parser
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from orchestrator import sglang
+from orchestrator.sglang import code
+
+CAUSE = "cause"
+FALLBACK = "fallback"
+HINT = "hint"
+ECHO = "echo"
+
+# An exception line at the end of a traceback: optional indent, optional dotted module path.
+_EXC = r"^\s*(?:[\w.]+\.)?"
+# SGLang's frames (orchestrator/sglang/code.py): its speculative argument handling, its drafter
+_SPEC_FRAMES = code.SPEC_ARGS_FRAMES
+_DRAFT_FRAMES = code.DRAFT_FRAMES
+
+
+# A regex that begins (after _EXC) with an exception name or a group of them, all *Error.
+_MANDATORY_ERROR = re.compile(
+    re.escape(_EXC) + r"(?:\(\?P<exc>)?(?:\(\?:)?\w*Error(?:\|\w*Error)*\)?:"
+)
+
+
+@dataclass(frozen=True)
+class Pat:
+    """One pattern of a rule.
+
+    ``keywords``: substrings, one of which every line this regex matches contains (the
+    classifier tries the regex only on lines that hold a keyword): derived from the regex's
+    literal parts (`literals`), named by hand only for a regex without one. ``derived``: they
+    were derived. ``context``: regexes that
+    must ALL match somewhere in the traceback the line ends (the lines back to
+    "Traceback (most recent call last):", same PID). ``summary``/``fix`` override the rule's.
+    """
+
+    regex: re.Pattern[str]
+    keywords: tuple[str, ...]
+    context: tuple[re.Pattern[str], ...] = ()
+    role: str | None = None  # None: the rule's role
+    preflight: str | None = None  # None: the rule's preflight_rule
+    gate: str | None = None  # a substring the regex itself guarantees (first-stage prefilter)
+    summary: str | None = None
+    fix: str | None = None
+    detail: Mapping[str, str] = field(default_factory=dict)
+    # a regex the line's origin (the shipper's or logger's prefix the reader took off: pod,
+    # rank, process, logger location) must match; None: any origin
+    origin: re.Pattern[str] | None = None
+    # a storm: the pattern counts only when it matched at least this many lines (an event a
+    # healthy server also prints now and then, such as SGLang's KV-cache retraction)
+    min_count: int = 1
+    derived: bool = True
+
+
+# The shortest literal a derived keyword may be: shorter ones ("at", "E") hold in most lines and
+# would make the pre-filter useless (the rule then names its keywords itself).
+MIN_KEYWORD = 4
+
+
+def literals(regex: str, flags: int = 0) -> tuple[str, ...] | None:
+    """Substrings, one of which every match of `regex` contains, read off the regex's literal
+    parts (its mandatory runs of plain characters, and the alternatives of a mandatory
+    group): the classifier's cheap pre-filter keywords, so they are never typed twice. None
+    when the regex has no such part of at least MIN_KEYWORD characters in every alternative
+    (or ignores case, which `str.find` cannot)."""
+    if flags & re.IGNORECASE or regex.startswith("(?i"):
+        return None
+    try:
+        tree = sre_parser.parse(regex, flags)
+    except re.error:
+        return None
+    found = _required(list(tree))
+    return tuple(dict.fromkeys(found)) if found else None
+
+
+def _required(items: Sequence[Any]) -> list[str] | None:
+    """The best requirement of a sequence of parsed items: a run of literals, or the
+    alternatives of a mandatory group; the one with the longest shortest member wins."""
+    options: list[list[str]] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if len("".join(run)) >= MIN_KEYWORD:
+            options.append(["".join(run)])
+        run.clear()
+
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            run.append(chr(av))
+            continue
+        close()
+        sub: list[str] | None = None
+        if op is sre_constants.SUBPATTERN:
+            sub = _required(list(av[-1]))
+        elif op is sre_constants.BRANCH:
+            alts = [_required(list(b)) for b in av[1]]
+            sub = None if any(a is None for a in alts) else [x for a in alts if a for x in a]
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and av[0] >= 1:
+            sub = _required(list(av[2]))
+        elif op is sre_constants.ATOMIC_GROUP:
+            sub = _required(list(av))
+        if sub:
+            options.append(sub)
+    close()
+    if not options:
+        return None
+    return max(options, key=lambda o: (min(len(x) for x in o), -len(o)))
+
+
+# A pattern that opens with `.*` matches, if at all, from the line's first character: anchor
+# it there, or `search` retries it from every position (quadratic; cubic with a second `.*`).
+_LEADING_DOTSTAR = re.compile(r"^(?:\(\?P<\w+>)?\.\*")
+
+
+def linear(regex: str) -> str:
+    """`regex`, anchored at the start when it opens with `.*` (the same matches, found once)."""
+    return r"\A" + regex if _LEADING_DOTSTAR.match(regex) else regex
+
+
+def pat(
+    regex: str,
+    keywords: tuple[str, ...] | str = (),
+    *,
+    context: tuple[str, ...] | str = (),
+    role: str | None = None,
+    preflight: str | None = None,
+    gate: str | None = None,
+    summary: str | None = None,
+    fix: str | None = None,
+    flags: int = 0,
+    origin: str | None = None,
+    min_count: int = 1,
+    **detail: str,
+) -> Pat:
+    derived = literals(regex, flags)
+    if derived is not None:
+        kws = derived
+    elif keywords:
+        kws = (keywords,) if isinstance(keywords, str) else keywords
+    else:
+        raise ValueError(
+            f"pattern {regex[:80]!r} has no literal part to derive its keywords from: name them"
+        )
+    ctx = (context,) if isinstance(context, str) else context
+    if gate is None and _MANDATORY_ERROR.match(regex):
+        gate = "rror"  # the line holds "...Error:", so "rror" finds it
+    return Pat(
+        regex=re.compile(linear(regex), flags),
+        keywords=kws,
+        context=tuple(re.compile(c, re.M) for c in ctx),
+        role=role,
+        preflight=preflight,
+        gate=gate,
+        summary=summary,
+        fix=fix,
+        detail=detail,
+        origin=re.compile(origin) if origin is not None else None,
+        min_count=min_count,
+        derived=derived is not None,
+    )
+
+
+def said(
+    mid: str,
+    *,
+    context: tuple[str, ...] | str = (),
+    anywhere: bool = False,
+    role: str | None = None,
+    preflight: str | None = None,
+    summary: str | None = None,
+    fix: str | None = None,
+    fields: Mapping[str, str] | None = None,
+    suffix: str | None = None,
+    min_count: int = 1,
+    **detail: str,
+) -> tuple[Pat, ...]:
+    """Patterns for an SGLang message, from its text in every known release (one pattern per
+    distinct wording; orchestrator/sglang holds the texts). The whole text is the `msg` group,
+    the exception class (when SGLang raises it) the `exc` group, each field a group of its own.
+    `anywhere`: the text may stand inside a longer line (a logger prefix, a wrapper).
+    `suffix`: a message SGLang may append to this one (optional in the match)."""
+    out: list[Pat] = []
+    tail = "".join(f"(?:{t.regex()})?" for t in sglang.all_messages(suffix)[:1]) if suffix else ""
+    for m in sglang.all_messages(mid):
+        body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
+        exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
+        regex = _EXC + exc + body if exc else body
+        p = pat(
+            regex,
+            context=context,
+            role=role,
+            preflight=preflight if preflight is not None else m.preflight,
+            summary=summary,
+            fix=fix,
+            min_count=min_count,
+        )
+        out.append(replace(p, detail=dict(detail)) if detail else p)
+    return tuple(out)
+
+
+def under(path: str, function: str, exception: str, *, line: int = 1) -> str:
+    """An example log fragment: `exception` raised under the frame (path, function), as a
+    Python traceback prints it (rule examples are logs: each must classify to its rule)."""
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "{path}", line {line}, in {function}\n'
+        "    ...\n"
+        f"{exception}"
+    )
+
+
+def example(mid: str, **values: object) -> str:
+    """What the newest release prints for message `mid` (for the docs' examples)."""
+    return sglang.NEWEST.message(mid).line(**values)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One of a rule's exception families, over the structure rather than the wording: it names the
+    rule when a traceback's root exception has one of `exceptions` (the type's own name, any
+    module; empty: any type) and, if given, a message holding one of `words` OR a frame in one
+    of `frames` (module paths such as `transformers/models/auto/`). The rule's patterns name
+    the known wordings; the family catches a new wording of the same cause (a generic fallback,
+    tried only when no pattern names a cause).
+
+    `and_words`: the message must ALSO hold one of these (a topic AND what went wrong, e.g.
+    "LoRA" and "support"). `site_functions`: the exception was raised in one of these
+    functions (its innermost frame), not merely below them (a warm-up's own assertion, not
+    a CUDA error deep in the model the warm-up ran)."""
+
+    exceptions: tuple[str, ...]
+    words: tuple[str, ...] = ()
+    frames: tuple[str, ...] = ()
+    both: bool = False  # the words AND the frames (default: either)
+    summary: str | None = None  # a template over exc, msg, frame
+    and_words: tuple[str, ...] = ()
+    site_functions: tuple[str, ...] = ()
+
+    def matches(
+        self,
+        name: str,
+        message: str,
+        frame_paths: Sequence[str],
+        site_function: str | None = None,
+    ) -> bool:
+        if self.exceptions and name not in self.exceptions:
+            return False
+        if self.and_words and not any(w in message for w in self.and_words):
+            return False
+        if self.site_functions and site_function not in self.site_functions:
+            return False
+        said = any(w in message for w in self.words)
+        where = any(f in p for f in self.frames for p in frame_paths)
+        if self.both:
+            return said and where
+        if not self.words and not self.frames:
+            return True
+        return said or where
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A rule's family over a typed event line (`structure.event_kinds`) rather than a
+    traceback: it names the rule when a line is of ALL the `kinds` (e.g. "c10d" and
+    "error-level"), holds one of `words` and, if given, one of `and_words`. `words` are literal:
+    the line's pre-filter keywords are they or a kind's keywords derived from its regex
+    (catalog.signal_keywords). Tried, like families, only when
+    no pattern names a cause; `role` makes it a fallback (a wrapper whose cause was not
+    logged)."""
+
+    kinds: tuple[str, ...]
+    words: tuple[str, ...] = ()  # empty: the kinds alone
+    and_words: tuple[str, ...] = ()
+    role: str = CAUSE
+    summary: str | None = None  # a template over msg, kind
+
+    def matches(self, kinds: Sequence[str], text: str) -> bool:
+        return (
+            all(k in kinds for k in self.kinds)
+            and (not self.words or any(w in text for w in self.words))
+            and (not self.and_words or any(w in text for w in self.and_words))
+        )
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str  # stable category id (used in --json output and docs anchors)
+    title: str
+    summary: str  # one line; a str.format template over the detail fields
+    fix: str  # template over the detail fields
+    doc: str  # what it means, for docs/troubleshooting.md
+    patterns: tuple[Pat, ...]
+    role: str = CAUSE
+    defaults: Mapping[str, str] = field(default_factory=dict)
+    explains: tuple[str, ...] = ()
+    preflight_rule: str | None = None  # the preflight twin that catches it before a start
+    examples: tuple[str, ...] = ()  # what is printed (docs; every example must classify here)
+    # Builds (summary, fix) itself, from the detail and the unit's flags (shared knowledge).
+    explain: Callable[[Mapping[str, str], Mapping[str, Any]], tuple[str, str]] | None = None
+    # Adds detail fields read from the lines around the cause (versions, GPU, port), so that
+    # the summary and the fix speak of this box rather than a reference one.
+    enrich: Callable[[dict[str, str], str], None] | None = None
+    # The generic fallbacks over tracebacks' structure (see Family).
+    families: tuple[Family, ...] = ()
+    # The generic fallbacks over typed event lines (see Signal).
+    signals: tuple[Signal, ...] = ()

@@ -1,0 +1,323 @@
+"""A log's structure: Python tracebacks as objects, other signals as typed events.
+
+A `Traceback` is what Python printed for one failure: its `chain` of `Raised` exceptions
+(root first: `The above exception was the direct cause…` and `During handling of the above
+exception…` link them), each with its frames (file, line, function) and its type and
+message (a message may span several lines). The root cause of a traceback is its first
+exception (`root`); the last one (`final`) is usually a wrapper (`Capture cuda graph failed`,
+a scheduler's exception wrapper). Lines of another origin (pod, rank, PID) are skipped, so
+interleaved ranks do not mix.
+
+`event_kind(line)` names what kind of signal a line is when it is not part of a traceback:
+a CUDA error, an NCCL warning or error, a kernel Xid, a systemd result line, an HTTP access
+line (with its status), an SGLang warning (retraction, watchdog).
+
+Every pattern here is anchored or bounded; lines are capped before they get here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from orchestrator import sglang
+from orchestrator.diagnosis.model import literals
+from orchestrator.journal import JournalEntry
+
+__all__ = [
+    "EVENT_KEYWORDS",
+    "EVENT_KINDS",
+    "FRAME",
+    "RAISED",
+    "TRACEBACK",
+    "WRAPPERS",
+    "Frame",
+    "Raised",
+    "Traceback",
+    "event_kind",
+    "event_kinds",
+    "http_status",
+    "root_exception",
+    "tracebacks",
+]
+
+TRACEBACK = "Traceback (most recent call last)"
+FRAME = re.compile(
+    r'^\s*(?:\| )?\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+)(?:, in (?P<func>\S{1,200}))?'
+)
+# "pkg.mod.ExcType: message", "ExcType", "pkg.ExcType: " (an exception group's "| " too)
+RAISED = re.compile(
+    r"^\s*(?:\| )?(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}[A-Z]\w{0,80}?"
+    r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Timeout|Failure|error|Exceeded)|"
+    r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20})(?::\s?(?P<msg>.*))?$"
+)
+_CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+_CARET = re.compile(r"^\s*[\^~]+\s*$")
+_MAX_TB_LINES = 400
+_MAX_MSG_LINES = 12
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+    index: int  # the line's index in the log
+
+    def module_path(self) -> str:
+        """The frame's file from its package down (`sglang/srt/…/x.py`), site-packages cut."""
+        f = self.file.replace("\\", "/")
+        for cut in ("site-packages/", "dist-packages/"):
+            k = f.rfind(cut)
+            if k >= 0:
+                return f[k + len(cut) :]
+        return f
+
+
+@dataclass(frozen=True)
+class Raised:
+    type: str  # as printed: "torch.OutOfMemoryError"
+    message: str  # the whole message, continuation lines joined with "\n"
+    index: int  # the exception line's index
+    frames: tuple[Frame, ...]  # outermost first; the raise site last
+
+    @property
+    def name(self) -> str:
+        """The type without its module: "OutOfMemoryError"."""
+        return self.type.rsplit(".", 1)[-1]
+
+    @property
+    def site(self) -> Frame | None:
+        """Where it was raised: the innermost frame."""
+        return self.frames[-1] if self.frames else None
+
+
+@dataclass(frozen=True)
+class Traceback:
+    chain: tuple[Raised, ...]  # root first
+    start: int  # index of the first "Traceback (most recent call last):"
+    origin: str | None  # pod, rank or PID, where known
+    pid: int | None
+
+    @property
+    def root(self) -> Raised:
+        return self.chain[0]
+
+    @property
+    def final(self) -> Raised:
+        return self.chain[-1]
+
+
+def _same_source(a: JournalEntry, b: JournalEntry) -> bool:
+    if a.pid is not None and b.pid is not None and a.pid != b.pid:
+        return False
+    return not (a.origin is not None and b.origin is not None and a.origin != b.origin)
+
+
+def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | None, int]:
+    """One traceback from its header at `start`: (its exception, the index after it)."""
+    head = entries[start]
+    frames: list[Frame] = []
+    n = len(entries)
+    j = start + 1
+    seen = 0
+    while j < n and seen < _MAX_TB_LINES:
+        e = entries[j]
+        if not _same_source(head, e):
+            j += 1
+            continue
+        seen += 1
+        t = e.text
+        fm = FRAME.match(t)
+        if fm is not None:
+            frames.append(Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j))
+            j += 1
+            continue
+        if frames and (t[:1] in (" ", "\t") or _CARET.match(t)) and RAISED.match(t) is None:
+            j += 1  # a frame's source or caret line
+            continue
+        rm = RAISED.match(t)
+        if rm is not None:
+            msg = [rm["msg"] or ""]
+            k = j + 1
+            while k < n and len(msg) < _MAX_MSG_LINES:
+                c = entries[k]
+                if not _same_source(head, c):
+                    k += 1
+                    continue
+                ct = c.text
+                if (
+                    not ct.strip()
+                    or TRACEBACK in ct
+                    or ct.startswith(_CHAIN)
+                    or FRAME.match(ct)
+                    or ct[:1] == "["
+                    or c.timestamp_us != e.timestamp_us
+                ):
+                    break
+                msg.append(ct)
+                k += 1
+            return Raised(rm["type"], "\n".join(msg).strip(), j, tuple(frames)), k
+        if TRACEBACK in t:
+            return None, j  # a new traceback began before this one's exception
+        j += 1
+        if not frames and seen > 3:
+            break
+    return None, j
+
+
+def tracebacks(entries: Sequence[JournalEntry], headers: Iterable[int]) -> list[Traceback]:
+    """The tracebacks whose headers are at `headers` (indices, oldest first), chains joined:
+    a header whose previous traceback ended in a chain marker continues that chain."""
+    out: list[Traceback] = []
+    pending: dict[str | int | None, list[Raised]] = {}
+    starts: dict[str | int | None, int] = {}
+    for h in sorted(set(headers)):
+        e = entries[h]
+        if TRACEBACK not in e.text:
+            continue
+        raised, after = _parse_one(entries, h)
+        if raised is None:
+            continue
+        key: str | int | None = e.origin if e.origin is not None else e.pid
+        chain = pending.pop(key, [])
+        start = starts.pop(key, h)
+        chain.append(raised)
+        # is the next line of this source a chain marker?
+        nxt = after
+        while nxt < len(entries) and nxt < after + 4:
+            t = entries[nxt].text.strip()
+            if t and _same_source(e, entries[nxt]):
+                break
+            nxt += 1
+        if nxt < len(entries) and entries[nxt].text.strip().startswith(_CHAIN):
+            pending[key], starts[key] = chain, start
+            continue
+        out.append(Traceback(tuple(chain), start, e.origin, e.pid))
+    for key, chain in pending.items():
+        out.append(Traceback(tuple(chain), starts[key], None, None))
+    out.sort(key=lambda tb: tb.start)
+    return out
+
+
+# Exceptions that only wrap or report another failure: never the root when a deeper one exists.
+WRAPPERS = re.compile(
+    "|".join(
+        [
+            # SGLang's own wrappers and consequences, in every known release's words
+            *(
+                re.escape(m.keyword().strip())
+                for mid in (
+                    "cuda-graph-capture-failed",
+                    "scheduler-exception",
+                    "detokenizer-exception",
+                    "tokenizer-exception",
+                    "sigquit",
+                    "scheduler-died",
+                    "init-failed",
+                    "warmup-failed",
+                )
+                for m in sglang.all_messages(mid)
+            ),
+            r"\bKilled\b",
+            r"Child process unexpectedly failed",
+        ]
+    )
+)
+
+
+def root_exception(tbs: Sequence[Traceback]) -> tuple[Traceback, Raised] | None:
+    """The root cause among the tracebacks: on the earliest failing source, the deepest
+    (first) exception of its chain that is not itself only a wrapper."""
+    for tb in tbs:
+        for r in tb.chain:
+            if not WRAPPERS.search(r.message) and not WRAPPERS.search(r.type):
+                return tb, r
+    if tbs:
+        return tbs[0], tbs[0].root
+    return None
+
+
+# --------------------------------------------------------------------------- events
+
+# a line logged at ERROR level: a logger's level word, glog's `E1226 ...` / `[E file.cpp:N]`
+_ERROR_LEVEL = re.compile(
+    r"(?:^|[\s|\]:-])(?:ERROR|CRITICAL|FATAL)\b|"
+    r"(?:^|[\s\]:])\[?E\d{4} \d\d:\d\d:|(?:^|[\s\]:])\[E [\w.]{1,60}:\d{1,6}\]|"
+    r"\[rank\d{1,5}\]:\[E"
+)
+_EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("xid", re.compile(r"NVRM: Xid \(PCI:[0-9A-Fa-f:.]{7,16}\): \d{1,3}\b")),
+    ("nccl", re.compile(r"\bNCCL (?:WARN|error|ERROR)\b|\bnccl\w{0,20}Error\b")),
+    ("cuda", re.compile(r"\bCUDA error\b|\bcudaError\w{0,40}|\bCUBLAS_STATUS_\w{1,40}")),
+    ("systemd-result", re.compile(r"Failed with result '[\w-]{1,40}'|Main process exited, code=")),
+    (
+        "http-access",
+        re.compile(r"\"(?:GET|POST|PUT|DELETE|HEAD|PATCH) \S{1,2000} HTTP/[\d.]{1,3}\" \d{3}\b"),
+    ),
+    (
+        "sglang-warning",  # SGLang's own warnings, in every known release's words
+        re.compile(
+            "|".join(
+                re.escape(m.keyword())
+                for mid in ("kv-retract", "watchdog-timeout", "health-check-failed")
+                for m in sglang.all_messages(mid)
+            )
+        ),
+    ),
+    (
+        "sglang-warmup",  # SGLang's warm-up gave up (its own wrapper, every release's words)
+        re.compile("|".join(re.escape(m.keyword()) for m in sglang.all_messages("warmup-failed"))),
+    ),
+    # torch.distributed's C++ store and rendezvous (glog lines tagged [c10d], TCPStore.cpp,
+    # socket.cpp) and the elastic agent's rendezvous errors, from any launcher
+    (
+        "c10d",
+        re.compile(
+            r"\[c10d\]|\bTCPStore\.cpp\b|\bsocket\.cpp:\d|Rendezvous(?:Connection|Timeout)Error\b"
+        ),
+    ),
+    # a C/C++/CUDA compiler's error line (gcc/clang `f.c:5:10: fatal error:`, nvcc
+    # `f.cu(12): error:`): a JIT build (Triton, torch cpp_extension, ninja) failed
+    (
+        "compiler",
+        re.compile(
+            r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp)(?::\d{1,7}:\d{1,5}:|\(\d{1,7}\):) (?:fatal )?error\b"
+        ),
+    ),
+    ("error-level", _ERROR_LEVEL),
+)
+EVENT_KINDS: tuple[str, ...] = tuple(k for k, _ in _EVENTS)
+# Each kind's pre-filter keywords, derived from its regex's literal parts (None: it has none,
+# e.g. glog's one-letter level): one of them is in every line of that kind.
+EVENT_KEYWORDS: dict[str, tuple[str, ...] | None] = {
+    k: literals(rx.pattern, rx.flags) for k, rx in _EVENTS
+}
+_HTTP_STATUS = re.compile(r"HTTP/[\d.]{1,3}\" (?P<status>\d{3})\b")
+
+
+def event_kind(text: str) -> str | None:
+    """The (first) kind of signal a (capped, prefix-free) line is, or None."""
+    for kind, rx in _EVENTS:
+        if rx.search(text):
+            return kind
+    return None
+
+
+def event_kinds(text: str, raw: str | None = None, priority: int | None = None) -> tuple[str, ...]:
+    """Every kind of signal a (capped, prefix-free) line is (a glog `E…` line of c10d is both
+    "c10d" and "error-level"). `raw`: the line with the prefix the reader took off (a glog
+    or logger header holds its level); `priority`: the journal's (<= 3 is an error)."""
+    kinds = tuple(kind for kind, rx in _EVENTS if rx.search(text))
+    if "error-level" not in kinds and (
+        (priority is not None and priority <= 3)
+        or (raw is not None and raw is not text and _ERROR_LEVEL.search(raw))
+    ):
+        kinds += ("error-level",)
+    return kinds
+
+
+def http_status(text: str) -> int | None:
+    m = _HTTP_STATUS.search(text)
+    return int(m["status"]) if m else None

@@ -1,0 +1,73 @@
+"""Where SGLang's code lives, as the classifier reads it in a traceback: the files and
+functions of its speculative argument handling, its drafter, its serving loop, and the
+packages whose frames name an exception's family. Regex fragments over a traceback's text
+(frame lines `File ".../x.py", line N, in f`), or module paths under site-packages.
+
+Read off sglang 0.5.23 (and the 0.5.11 names field reports show). Standard library only.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ATTENTION_KERNEL_SOURCES",
+    "ATTENTION_PACKAGES",
+    "BUILD_PACKAGES",
+    "DISTRIBUTED_PACKAGES",
+    "DRAFT_FRAMES",
+    "DRAFT_PACKAGES",
+    "DRAFT_STEP",
+    "MODEL_REGISTRY",
+    "SERVING_LOOP",
+    "SPEC_ARGS_FRAMES",
+    "VERIFY_STEP",
+    "WARMUP_FUNCTIONS",
+]
+
+# speculative argument handling: arg_groups/speculative_hook.py (0.5.2x), server_args.py
+# `_handle_speculative_decoding` (older), speculative/spec_info.py
+SPEC_ARGS_FRAMES = (
+    r"speculative_hook\.py|spec_info\.py|in _handle_eagle_family|in _handle_speculative_decoding"
+)
+# the draft model and its worker (the EAGLE-3 drafter): models/*_eagle3.py, speculative/
+DRAFT_FRAMES = r"_eagle3?\.py|eagle_worker|draft_worker|/speculative/|in init_draft|draft_model"
+# the EAGLE draft step and the target's verify step (speculative/eagle_*.py)
+DRAFT_STEP = r"in draft_forward\b|in draft\b|in _draft_extend|draft_worker|in forward_draft_extend"
+VERIFY_STEP = r"in verify\b|in run_eagle_verify\b|is_verify=True"
+# the scheduler's serving loop (managers/scheduler.py), i.e. after the server was ready
+SERVING_LOOP = (
+    r"in event_loop_(?:normal|overlap|pp)\b|in run_batch\b|in process_batch_result\b|"
+    r"in run_event_loop\b|scheduler_components/batch_result_processor\.py"
+)
+
+# module paths (under site-packages) whose frames put an exception in a family
+DRAFT_PACKAGES = ("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft")
+ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
+MODEL_REGISTRY = ("sglang/srt/models/registry", "sglang/srt/model_loader/utils")
+DISTRIBUTED_PACKAGES = ("torch/distributed/", "sglang/srt/distributed/")
+# the builders of kernels compiled on the box at start-up: a CalledProcessError (the compiler's
+# exit status) raised under one of these is a JIT build failure, whatever the compiler printed
+BUILD_PACKAGES = (
+    "torch/utils/cpp_extension",
+    "triton/runtime/build",
+    "triton/backends/",
+    "triton/compiler/",
+    "setuptools/",
+    "distutils/",
+    "deep_gemm/jit",
+    "flashinfer/jit",
+    "tvm_ffi/",
+    "sgl_kernel/jit",
+    "sglang/jit_kernel",
+)
+# SGLang's warm-up of its own HTTP server (http_server.py / server.py, every release): an
+# exception raised by these functions themselves (not deeper, in the model) is the warm-up
+# request failing to reach the server
+WARMUP_FUNCTIONS = (
+    "_execute_server_warmup",
+    "_wait_and_warmup",
+    "_run_server_warmup_after_http_ready",
+    "_wait_until_http_ready",
+)
+# the sources of attention kernels as CUDA errors name them (`CUDA error (<file>:<line>)`):
+# flash-attention (FA3 is its hopper/ tree), flashinfer
+ATTENTION_KERNEL_SOURCES = ("flash-attention", "flash_attn", "flash_fwd", "flashinfer")
