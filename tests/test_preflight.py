@@ -186,7 +186,6 @@ def test_every_rule_has_a_case() -> None:
         # their cases are in tests/test_trust.py (owners, modes, the service user)
         "api-key-env",
         "environment-code",
-        "environment-credential",
         "root-code",
         "service-user",
         # its cases are in tests/test_redact.py (an environment file with a short key)

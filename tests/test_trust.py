@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from orchestrator import envfile, preflight, profiles
+from orchestrator.errors import UnsafeValueError
 from orchestrator.rules import trust
 from orchestrator.rules.trust import Account, CodeRoot
 from orchestrator.spec import KEY_LAUNCHER
@@ -93,11 +94,12 @@ def test_code_loading_variables_are_refused_in_unit_environment(tmp_path: Path) 
 
 
 def test_proxy_password_is_refused_in_the_unit_file(tmp_path: Path) -> None:
-    r = report(tmp_path, unit={"environment": {"HTTPS_PROXY": "http://bob:hunter2@proxy:3128"}})
-    (f,) = errors(r, "environment-credential")
-    assert f.flags == ("unit.environment.HTTPS_PROXY",) and "environment file" in f.fix
-    ok = report(tmp_path, unit={"environment": {"HTTPS_PROXY": "http://proxy:3128"}})
-    assert not errors(ok, "environment-credential")
+    """Refused when the profile loads (exit 2 before any rule runs), naming the field and the
+    environment file as the place for it."""
+    with pytest.raises(UnsafeValueError) as e:
+        report(tmp_path, unit={"environment": {"HTTPS_PROXY": "http://bob:hunter2@proxy:3128"}})
+    assert e.value.field == "unit.environment.HTTPS_PROXY" and "environment_file" in e.value.fix
+    report(tmp_path, unit={"environment": {"HTTPS_PROXY": "http://proxy:3128"}})
 
 
 def test_code_loading_variables_are_refused_in_the_environment_file(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ The file is parsed the way systemd parses it (`orchestrator.envfile`).
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterator, Mapping
 
@@ -23,7 +22,6 @@ from orchestrator.rules.base import Context, Finding, Rule
 # and HOME (~/.local site-packages, dotfiles). PYTHON* variables that only change how output
 # is written are allowed.
 HARMLESS_PYTHON = frozenset({"PYTHONUNBUFFERED", "PYTHONFAULTHANDLER", "PYTHONDONTWRITEBYTECODE"})
-_CREDENTIAL_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s]*:[^/@\s]*@")
 
 
 def code_loading(name: str) -> bool:
@@ -31,11 +29,6 @@ def code_loading(name: str) -> bool:
     if name in HARMLESS_PYTHON:
         return False
     return name.startswith(("LD_", "PYTHON")) or name == "HOME"
-
-
-def credential_url(value: str) -> bool:
-    """`scheme://user:password@host...`: a URL with a password in it."""
-    return bool(_CREDENTIAL_URL.match(value.strip()))
 
 
 def _loading(rule: str, where: str, field: str, names: list[str], fix: str) -> Finding:
@@ -62,18 +55,6 @@ def unit_environment(ctx: Context) -> Iterator[Finding]:
             "remove " + ", ".join(loading) + " from [unit.environment]: install what the server "
             "needs into the interpreter's own environment (unit.python's venv)",
         )
-    for key, value in sorted(env.items()):
-        if credential_url(value):
-            yield Finding(
-                "environment-credential",
-                "error",
-                (f"unit.environment.{key}",),
-                f"[unit.environment] {key} is a URL with a user name and password in it; unit "
-                "files are world-readable (and `systemctl show` prints Environment= to anyone), "
-                "so every local user could read the password",
-                f"remove {key} from [unit.environment] and put the line {key}=... into the "
-                "environment file (unit.environment_file: owner root, mode 0600)",
-            )
 
 
 def _owner_ok(ctx: Context, uid: int) -> bool:
@@ -187,10 +168,9 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "environment-code",
         "[unit.environment] sets no LD_*, PYTHON* (other than output settings such as "
-        "PYTHONUNBUFFERED) or HOME, and no URL with a password (HTTPS_PROXY=http://u:p@...).",
+        "PYTHONUNBUFFERED) or HOME (a URL with a password is refused when the profile loads).",
         "not checked by SGLang: the loader and Python act on these before any SGLang code",
         unit_environment,
         "secrets",
-        also=("environment-credential",),
     ),
 )
