@@ -24,7 +24,7 @@ TOO_LONG: dict[str, str] = {
     "orchestrator.diagnosis.startup": "start-up failure categories, freshly split out of classify.py",
 }
 
-# Import cycles today (each as its sorted members) -> why they are still allowed.
+# Import cycles today (each as its members) -> why they are still allowed.
 CYCLES: dict[tuple[str, ...], str] = {
     ("orchestrator.diagnosis.reader", "orchestrator.journal"): (
         "the journal reader and the diagnosis reader call each other; journal.py moves into "
@@ -143,9 +143,10 @@ def test_the_checker_finds_a_cycle_through_a_function_level_import(tmp_path: Pat
 
 def test_no_import_cycle() -> None:
     found = cycles(graph())
-    unexpected = [c for c in found if c not in CYCLES]
+    allowed = {frozenset(c) for c in CYCLES}  # as sets: a rename may reorder the members
+    unexpected = [c for c in found if frozenset(c) not in allowed]
     assert not unexpected, f"import cycles: {unexpected}"
-    stale = [c for c in CYCLES if c not in found]
+    stale = [c for c in CYCLES if frozenset(c) not in {frozenset(f) for f in found}]
     assert not stale, f"no longer cycles, drop them from CYCLES: {stale}"
 
 
