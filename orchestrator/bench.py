@@ -33,7 +33,6 @@ import contextlib
 import json
 import math
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -41,8 +40,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from orchestrator.datasets import RANDOM_WARNING, Dataset, Item, describe, sample
+from orchestrator.datasets import (
+    RANDOM_WARNING,
+    Dataset,
+    Item,
+    describe,
+    sample,
+    synthetic_prompt,
+)
 from orchestrator.errors import InputError
+from orchestrator.sglang import is_eagle_draft
 
 STATE_DIR_ENV = "DEPLOY_STATE_DIR"  # named in messages; read by releases.state_dir
 MAX_CONCURRENCY = 4096
@@ -52,15 +59,6 @@ OUTPUT_LEN_RANGE = (2, 1_000_000)  # >= 2: one token gives no decode speed and n
 FORMAT_VERSION = 1
 LOW_ACCEPT_LENGTH = 1.5  # below this an EAGLE drafter barely pays for itself
 
-# Common English words that most BPE vocabularies keep as one token with a leading space.
-_WORD_TEXT = (
-    "the of and to in is that it for was on are as with his they at be this from have or "
-    "by one had not but what all were when we there can an your which their said if do will "
-    "each about how up out them then she many some so these would other into has more her two "
-    "like him see time could no make than first been its who now people my made over did down "
-    "only way find use may water long little very after words called just where most know"
-)
-_WORDS = tuple(_WORD_TEXT.split())
 
 ProgressFn = Callable[[int, int], None]
 
@@ -255,13 +253,6 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     lo = math.floor(pos)
     hi = min(lo + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
-
-
-def synthetic_prompt(input_len: int, seed: int) -> str:
-    """About input_len tokens of common words; the seed makes each request's prompt differ
-    from the first word on, so the radix cache does not shorten prefill."""
-    rng = random.Random(seed)
-    return " ".join(rng.choice(_WORDS) for _ in range(input_len))
 
 
 def _ms(x: float | None) -> float | None:
@@ -619,7 +610,7 @@ async def run(
 
 def accept_warnings(run: BenchRun) -> list[str]:
     """An EAGLE deployment whose accept length is below LOW_ACCEPT_LENGTH at some level."""
-    if (run.speculative_algorithm or "").upper() not in ("EAGLE", "EAGLE3"):
+    if not is_eagle_draft(run.speculative_algorithm):
         return []
     low = [
         lv

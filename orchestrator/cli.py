@@ -7,11 +7,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from orchestrator import redact
+from orchestrator.cli_common import fail, out
 from orchestrator.errors import DeployError, InputError
 from orchestrator.files import default_unit_dir
 
@@ -68,26 +69,8 @@ def _boundary(ctx: typer.Context) -> None:
     ctx.with_resource(redact.guard())
 
 
-def _fail(err: DeployError, *, as_json: bool = False, profile: str | None = None) -> NoReturn:
-    """Report an error and exit with its class's status: 2 refused (nothing changed), 1 failed
-    (after a change). With --json, commands that report an outcome (up, rollback) print it
-    as {"outcome": "refused" | "failed", ...} on stdout instead."""
-    if as_json:
-        _out(
-            {
-                "profile": profile,
-                "outcome": err.outcome,
-                "error": err.paragraph(),
-                "findings": [f.to_json() for f in getattr(err, "findings", [])],
-            }
-        )
-    else:
-        typer.echo(f"deploy: {err.paragraph()}", err=True)
-    raise typer.Exit(err.exit_code)
-
-
-def _out(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
+_fail = fail
+_out = out
 
 
 @app.command("profiles")
@@ -704,6 +687,8 @@ def _render_warnings(spec: Spec, gpu: str | None) -> None:
     """render renders what it is given, but says on stderr when preflight would refuse it."""
     from orchestrator import preflight
 
+    for text in spec.deprecations.values():
+        typer.echo(f"deploy: warning: {text}", err=True)
     report = preflight.run(spec, gpu=gpu)
     for f in report.errors:
         typer.echo(f"deploy: warning: this config will not start: {f.rule}: {f.message}", err=True)

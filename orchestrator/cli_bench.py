@@ -3,23 +3,15 @@ print. Registered in cli.py with `app.command("bench")(bench_cmd)`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
 from orchestrator import redact
+from orchestrator.cli_common import fail as _fail
+from orchestrator.cli_common import out as _out
 from orchestrator.errors import DeployError, InputError
-
-
-def _fail(err: DeployError) -> NoReturn:
-    typer.echo(f"deploy: {err.paragraph()}", err=True)
-    raise typer.Exit(err.exit_code)
-
-
-def _out(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
 def bench_cmd(

@@ -57,7 +57,7 @@ def export_k8s_cmd(
 ) -> None:
     """Render a LeaderWorkerSet (size = nodes, replicas groups), a Service for the leaders and,
     with replicas > 1, SGLang's router with its RBAC. YAML on stdout, or --out DIR."""
-    from orchestrator.cli import _fail
+    from orchestrator.cli_common import fail as _fail
 
     changed: list[str] = []
     try:

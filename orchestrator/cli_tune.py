@@ -3,22 +3,14 @@ print. Registered in cli.py with `app.command("tune")(tune_cmd)`."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
+from orchestrator.cli_common import fail as _fail
+from orchestrator.cli_common import out as _out
 from orchestrator.errors import DeployError, InputError
-
-
-def _fail(err: DeployError) -> NoReturn:
-    typer.echo(f"deploy: {err.paragraph()}", err=True)
-    raise typer.Exit(err.exit_code)
-
-
-def _out(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
 
 
 def _err(line: str) -> None:
@@ -155,6 +147,7 @@ def tune_cmd(
     import asyncio
 
     from orchestrator import bench, datasets, gpus, profiles, tune
+    from orchestrator.sglang import is_eagle_draft
 
     given = {
         "--steps": steps,
@@ -186,7 +179,7 @@ def tune_cmd(
             )
         state = bench.state_dir(state_dir)
         spec = profiles.load(profile)
-        if (spec.server.get("speculative_algorithm") or "").upper() not in ("EAGLE", "EAGLE3"):
+        if not is_eagle_draft(spec.server.get("speculative_algorithm"), spec.sglang.version):
             raise InputError(
                 f"{spec.name} does not use EAGLE speculative decoding, so there is nothing to tune",
                 field="PROFILE",

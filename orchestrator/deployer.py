@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from orchestrator import exit_status
 from orchestrator.errors import InputError, PreflightRejected, Refused, after_change
 from orchestrator.spec import CHECK_SUFFIX, Spec
 
@@ -189,17 +190,7 @@ def diagnose_start(
 
 def _exit_status(st: UnitState | None) -> str | None:
     """systemd's way of writing how the main process ended: "1", or "9/KILL" for a signal."""
-    import signal
-
-    if st is None or not st.exec_main_code:
-        return None
-    if st.exec_main_code == 1:  # CLD_EXITED
-        return str(st.exec_main_status)
-    try:
-        name = signal.Signals(st.exec_main_status).name.removeprefix("SIG")
-    except ValueError:
-        name = "?"
-    return f"{st.exec_main_status}/{name}"
+    return None if st is None else exit_status.from_dbus(st.exec_main_code, st.exec_main_status)
 
 
 async def _healthy_now(url: str) -> bool:

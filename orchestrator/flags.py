@@ -10,17 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
-
-# Fields SGLang 0.5.23 keeps but no longer takes on the command line, with what replaces them.
-REPLACED: dict[str, str] = {
-    "enable_dp_attention": "attn_dp_size = N (the number of attention data-parallel groups)",
-    "disable_cuda_graph": 'cuda_graph_backend_decode = "disabled" and cuda_graph_backend_prefill = "disabled"',
-    "cuda_graph_max_bs": "cuda_graph_max_bs_decode (and cuda_graph_max_bs_prefill)",
-}
 
 
 @dataclass(frozen=True)
@@ -42,9 +35,36 @@ class Field:
 
 
 @dataclass(frozen=True)
+class Deprecated:
+    """A retired spelling SGLang still registers, and what its argparse action does with it:
+    `DeprecatedAction` refuses the launch when it has an `error_message` (else warns and ignores
+    the flag), `DeprecatedStoreTrueAction` warns and stores True on `field`,
+    `DeprecatedStoreConstAction` warns and stores `const`, `DeprecatedAliasStoreAction` warns and
+    stores the value on `field`."""
+
+    flag: str
+    field: str
+    action: str
+    new_flag: str | None
+    const: Any
+    error_message: str | None
+    help: str
+
+    @property
+    def refuses(self) -> bool:
+        return self.action == "DeprecatedAction" and self.error_message is not None
+
+    @property
+    def ignored(self) -> bool:
+        return self.action == "DeprecatedAction" and self.error_message is None
+
+
+@dataclass(frozen=True)
 class FlagTable:
     sglang_version: str
     fields: Mapping[str, Field]
+    # Retired spellings by ServerArgs field name (`enable_dp_attention` -> --enable-dp-attention).
+    deprecated: Mapping[str, Deprecated] = field(default_factory=dict)
 
     def by_flag(self) -> dict[str, str]:
         """Every spelling (`--tp-size`, `--tensor-parallel-size`, `tp`) -> field name."""
@@ -54,6 +74,8 @@ class FlagTable:
                 out[spelling] = f.name
                 out[spelling.lstrip("-")] = f.name
                 out[spelling.lstrip("-").replace("-", "_")] = f.name
+        for d in self.deprecated.values():  # `--stream-output` -> incremental_streaming_output
+            out.setdefault(d.flag, d.field)
         return out
 
     def defaults(self) -> dict[str, Any]:
@@ -81,7 +103,8 @@ def table(version: str | None = None) -> FlagTable:
         )
         for f in raw["fields"]
     }
-    return FlagTable(sglang_version=raw["sglang_version"], fields=fields)
+    deprecated = {d["field"]: Deprecated(**d) for d in raw.get("deprecated", ())}
+    return FlagTable(sglang_version=raw["sglang_version"], fields=fields, deprecated=deprecated)
 
 
 def flag(name: str) -> str:

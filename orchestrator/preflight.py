@@ -28,6 +28,7 @@ from orchestrator.rules import secrets as secret_rules
 from orchestrator.rules import speculative as spec_rules
 from orchestrator.rules import trust as trust_rules
 from orchestrator.rules.base import Context, Finding, Rule
+from orchestrator.sglang import PROBE_SCRIPT
 from orchestrator.spec import Spec
 
 RULES: tuple[Rule, ...] = (
@@ -251,68 +252,6 @@ def speculative_resolution(ctx: Context, *, ok: bool = True) -> dict[str, dict[s
     return out
 
 
-# Runs inside the profile's interpreter: SGLang's own argument resolution, no GPU work.
-# sglang_verdict hides the GPUs (CUDA_VISIBLE_DEVICES=""), so SGLang's device detection
-# (get_device(), reached from serving_hook.handle_missing_default_values) would find no
-# accelerator and reject every config with "RuntimeError: No accelerator ...". Unless the
-# profile names a device, the probe resolves for the one the unit runs on: cuda. SGLang then
-# sees no GPU model or memory, so GPU-dependent defaults (the attention backend, for one)
-# are those of an unknown GPU, not the box's. The probe resolves with whichever of
-# _RESOLVERS the venv's sglang has.
-_PROBE_BODY = r"""
-import json, sys
-argv = sys.argv[1:]
-try:
-    resolve = resolver()
-except Exception as e:
-    print(json.dumps({"available": False, "detail": f"{type(e).__name__}: {e}"}))
-    sys.exit(0)
-if not any(a == "--device" or a.startswith("--device=") for a in argv):
-    argv += ["--device", "cuda"]
-try:
-    cfg = resolve(argv)
-    keys = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
-            "attention_backend", "page_size", "speculative_draft_attention_backend", "device")
-    print(json.dumps({"available": True, "accepted": True, "detail": "accepted",
-                      "resolved": {k: getattr(cfg, k, None) for k in keys}}, default=str))
-except SystemExit as e:
-    print(json.dumps({"available": True, "accepted": False, "detail": f"argument parsing exited {e.code}"}))
-except BaseException as e:
-    import traceback
-    tb = traceback.extract_tb(e.__traceback__)
-    detail = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-    if tb:
-        f = tb[-1]
-        detail += f" ({f.filename.split('site-packages/')[-1]}:{f.lineno} in {f.name}: {f.line})"
-    print(json.dumps({"available": True, "accepted": False, "detail": detail}))
-"""
-
-# How a release resolves its arguments, picked in the venv by what its sglang offers.
-# 0.5.19 and later: prepare_server_args() only parses; resolve_once() runs the resolution
-# pipeline (arg_groups/), and resolving_view() shows the resolved values.
-# Before (0.5.11, the seed's release, for one): ServerArgs is a dataclass whose __post_init__
-# resolves everything while prepare_server_args() builds it; there is no resolve_once().
-_RESOLVERS = r"""
-def resolver():
-    from sglang.srt.server_args import ServerArgs, prepare_server_args
-    if hasattr(ServerArgs, "resolve_once"):
-        from sglang.srt.arg_groups.overrides import resolving_view
-
-        def resolve_once(argv):
-            sa = prepare_server_args(argv)
-            sa.resolve_once()
-            return resolving_view(sa)
-
-        return resolve_once
-
-    def post_init(argv):
-        return prepare_server_args(argv)
-
-    return post_init
-"""
-_PROBE = _RESOLVERS + _PROBE_BODY
-
-
 def sglang_verdict(
     spec: Spec, *, timeout_s: float = 300.0, argv: Sequence[str] | None = None
 ) -> SglangVerdict:
@@ -322,7 +261,7 @@ def sglang_verdict(
     args = list(argv) if argv is not None else to_argv(spec.server)
     try:
         proc = subprocess.run(
-            [spec.unit.python, "-c", _PROBE, *args],
+            [spec.unit.python, str(PROBE_SCRIPT), *args],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -19,12 +19,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.errors import InputError, LockedError
 from orchestrator.files import held_lock, read_state, write_atomically
+from orchestrator.timefmt import now_iso
 
 if TYPE_CHECKING:
     from orchestrator.incidents import Incident
@@ -45,10 +45,6 @@ def digest(files: Mapping[str, str]) -> str:
     for name in sorted(files):
         h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
     return h.hexdigest()[:16]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass

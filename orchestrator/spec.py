@@ -143,6 +143,8 @@ class Spec:
     sglang: Choice = field(default_factory=lambda: resolve(None))
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     k8s: K8sConfig = field(default_factory=K8sConfig)
+    # Deprecated SGLang flags the profile set (already translated in `server`) -> a warning.
+    deprecations: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def unit_name(self) -> str:

@@ -32,11 +32,8 @@ from orchestrator.bench import BenchRun, LevelResult
 from orchestrator.errors import InputError, LockedError, PreflightRejected
 from orchestrator.files import held_lock
 from orchestrator.spec import Spec
+from orchestrator.timefmt import now_iso
 
-# bench_speculative.py's defaults, without its 0 (no speculation: that is --baseline here).
-DEFAULT_STEPS = (1, 3, 5, 7)
-DEFAULT_TOPK = (1, 2, 4, 8)
-DEFAULT_DRAFT_TOKENS = (2, 4, 8, 16, 32)
 STEPS, TOPK, DRAFT, ADAPTIVE = (
     "speculative_num_steps",
     "speculative_eagle_topk",
@@ -333,10 +330,6 @@ def _risk(c: Candidate, now: Settings | None) -> tuple[Any, ...]:
 
 def tune_dir(state_root: Path, name: str) -> Path:
     return Path(state_root) / name / "tune"
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def save(sweep: Sweep) -> None:

@@ -308,6 +308,63 @@ def cli_only_flags(source: str) -> list[str]:
     return sorted(opts[0] for dest, (opts, _) in _cli_calls(cls).items() if dest not in declared)
 
 
+DEPRECATED_ACTIONS = (
+    "DeprecatedAction",
+    "DeprecatedStoreTrueAction",
+    "DeprecatedStoreConstAction",
+    "DeprecatedAliasStoreAction",
+)
+
+
+def deprecated_flags(source: str) -> list[dict[str, Any]]:
+    """The retired spellings `ServerArgs.add_cli_args` registers with one of SGLang's
+    `Deprecated*Action`s, and what each does: `DeprecatedAction` with `error_message=` stops the
+    launch (without one it warns and ignores the flag); `DeprecatedStoreTrueAction` warns and
+    stores True on its field; `DeprecatedStoreConstAction` warns and stores `const_value`;
+    `DeprecatedAliasStoreAction` warns and stores the value on the new field."""
+    tree = ast.parse(source)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
+    out = []
+    for fn in cls.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name == "add_cli_args"):
+            continue
+        for node in ast.walk(fn):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"
+            ):
+                continue
+            kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+            action = ast.unparse(kws["action"]).split(".")[-1] if "action" in kws else ""
+            if action not in DEPRECATED_ACTIONS:
+                continue
+            options = [
+                a.value
+                for a in node.args
+                if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            ]
+            dest = _literal(kws["dest"]) if "dest" in kws else None
+            if not isinstance(dest, str):
+                long = next((o for o in options if o.startswith("--")), options[0])
+                dest = long.lstrip("-").replace("-", "_")
+            error = _literal(kws.get("error_message"))
+            out.append(
+                {
+                    "flag": options[0],
+                    "field": dest,
+                    "action": action,
+                    "new_flag": _literal(kws.get("new_flag")),
+                    "const": _literal(kws.get("const_value")),
+                    "error_message": _leading_text(kws["error_message"])
+                    if "error_message" in kws and error == "<computed>"
+                    else error,
+                    "help": _first_sentence(_leading_text(kws.get("help"))),
+                }
+            )
+    return sorted(out, key=lambda d: d["flag"])
+
+
 def wheel_fields(wheel: Path) -> tuple[str, list[dict[str, Any]]]:
     """(version, fields) of the wheel, whichever layout it has."""
     fields: list[dict[str, Any]] = []
@@ -332,6 +389,12 @@ def wheel_fields(wheel: Path) -> tuple[str, list[dict[str, Any]]]:
     return version, fields
 
 
+def wheel_deprecated(wheel: Path) -> list[dict[str, Any]]:
+    """`deprecated_flags` of the wheel's server_args.py (both layouts register them there)."""
+    with zipfile.ZipFile(wheel) as zf:
+        return deprecated_flags(zf.read(SERVER_ARGS).decode())
+
+
 def download(version: str, into: Path) -> Path:
     pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
     subprocess.run(
@@ -353,11 +416,17 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         wheel = Path(a.wheel) if a.wheel else download(a.version or DEFAULT_VERSION, Path(tmp))
         version, fields = wheel_fields(wheel)
+        deprecated = wheel_deprecated(wheel)
     if a.version and a.version != version:
         sys.exit(f"{wheel} is sglang {version}, not {a.version}")
     out = a.out or KNOWLEDGE / f"args-{version}.json"
     out.write_text(
-        json.dumps({"sglang_version": version, "fields": fields}, indent=1, sort_keys=True) + "\n"
+        json.dumps(
+            {"sglang_version": version, "fields": fields, "deprecated": deprecated},
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
     )
     print(f"wrote {len(fields)} fields of sglang {version} to {out}")
 

@@ -15,6 +15,7 @@ when ``CI=true``.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -353,3 +354,28 @@ def box(request: pytest.FixtureRequest) -> Iterator[Box]:
         yield b
     finally:
         b.stop()
+
+
+# Ports for the servers box tests deploy: each test gets its own, never handed out twice in a
+# session, so a test that fails with its server still up cannot hold a later test's port.
+_BOX_PORTS = itertools.count(32000)
+
+
+@pytest.fixture
+def box_port() -> int:
+    """A port no other box test of this session uses (the box has its own loopback)."""
+    return next(_BOX_PORTS)
+
+
+@pytest.fixture
+def clean_box(box: Box) -> Iterator[Box]:
+    """The box, and after the test, pass or fail, every sglang-* unit it left stopped."""
+    yield box
+    box.run(
+        [
+            "sh",
+            "-c",
+            "systemctl stop 'sglang-*' 2>/dev/null; systemctl reset-failed 'sglang-*' 2>/dev/null;"
+            " true",
+        ]
+    )

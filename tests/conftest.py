@@ -1,1 +1,1 @@
-from tests.box import box  # noqa: F401
+from tests.box import box, box_port, clean_box  # noqa: F401

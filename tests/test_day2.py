@@ -31,9 +31,15 @@ NO_AUTO_RESTART = {"restart_sec": 600}  # systemd's own restart stays out of the
 
 
 @pytest.fixture(scope="module")
-def sbox(box: Box) -> Box:
+def prepared(box: Box) -> Box:
     prepare(box)
     return box
+
+
+@pytest.fixture
+def sbox(prepared: Box, clean_box: Box) -> Box:
+    """The prepared box; units the test leaves behind are stopped even when it fails."""
+    return prepared
 
 
 def wait_for(what: str, check: Callable[[], Any], deadline_s: float = DEADLINE_S) -> Any:
@@ -79,12 +85,12 @@ def invocation(box: Box, unit: str) -> str:
     return show(box, unit, "InvocationID")["InvocationID"]
 
 
-def test_crash_while_serving_is_an_incident(sbox: Box) -> None:
+def test_crash_while_serving_is_an_incident(sbox: Box, box_port: int) -> None:
     name = "d2-crash"
     unit = f"sglang-{name}.service"
     p = profile(
         name,
-        port=31301,
+        port=box_port,
         env={**FAST, "STANDIN_CRASH_AFTER_S": "1.5", "STANDIN_CRASH": "illegal-memory"},
         unit_extra=NO_AUTO_RESTART,
         health=QUICK_LIVENESS,
@@ -157,10 +163,10 @@ def test_crash_while_serving_is_an_incident(sbox: Box) -> None:
     assert len(incident_files(sbox, name)) == 1  # the stop by `down` added none
 
 
-def test_deliberate_stops_record_nothing(sbox: Box) -> None:
+def test_deliberate_stops_record_nothing(sbox: Box, box_port: int) -> None:
     name = "d2-calm"
     unit = f"sglang-{name}.service"
-    p = profile(name, port=31302, env=FAST, health=QUICK_LIVENESS)
+    p = profile(name, port=box_port, env=FAST, health=QUICK_LIVENESS)
     assert deploy(sbox, "up", p).rc == 0
     assert deploy(sbox, "down", name).rc == 0  # deploy down
     assert deploy(sbox, "up", p).rc == 0
@@ -188,11 +194,11 @@ def test_deliberate_stops_record_nothing(sbox: Box) -> None:
     assert len(incident_files(sbox, name)) == 1
 
 
-def test_failed_start_under_up_is_an_incident_too(sbox: Box) -> None:
+def test_failed_start_under_up_is_an_incident_too(sbox: Box, box_port: int) -> None:
     """up stops the unit only after the recorder has recorded the crash: its stop job comes
     after the exit, so the recorder never takes the crash for a requested stop."""
     name = "d2-startfail"
-    p = profile(name, port=31308, env={**FAST, "STANDIN_FAIL": "oom"}, health=QUICK_LIVENESS)
+    p = profile(name, port=box_port, env={**FAST, "STANDIN_FAIL": "oom"}, health=QUICK_LIVENESS)
     r = deploy(sbox, "up", p, "--json")
     assert r.rc == 1 and r.json()["diagnosis"]["category"] == "cuda-oom"
     (inc,) = incidents(sbox, name)  # present as soon as up returns: no waiting
@@ -202,12 +208,12 @@ def test_failed_start_under_up_is_an_incident_too(sbox: Box) -> None:
     assert "failed" in hist and "incident crash" in hist
 
 
-def test_hang_is_restarted_by_liveness(sbox: Box) -> None:
+def test_hang_is_restarted_by_liveness(sbox: Box, box_port: int) -> None:
     name = "d2-hang"
     unit = f"sglang-{name}.service"
     p = profile(
         name,
-        port=31303,
+        port=box_port,
         env={**FAST, "STANDIN_HANG_AFTER_S": "1"},
         unit_extra=NO_AUTO_RESTART,
         health=QUICK_LIVENESS,
@@ -242,12 +248,12 @@ def test_hang_is_restarted_by_liveness(sbox: Box) -> None:
     assert deploy(sbox, "down", name).rc == 0
 
 
-def test_zombie_is_restarted_with_the_cause(sbox: Box) -> None:
+def test_zombie_is_restarted_with_the_cause(sbox: Box, box_port: int) -> None:
     name = "d2-zombie"
     unit = f"sglang-{name}.service"
     p = profile(
         name,
-        port=31304,
+        port=box_port,
         env={**FAST, "STANDIN_ZOMBIE_AFTER_S": "1", "SGLANG_HEALTH_CHECK_TIMEOUT": "1"},
         unit_extra=NO_AUTO_RESTART,
         health={**QUICK_LIVENESS, "liveness_timeout_s": 3},
@@ -264,12 +270,12 @@ def test_zombie_is_restarted_with_the_cause(sbox: Box) -> None:
     assert deploy(sbox, "down", name).rc == 0
 
 
-def test_spent_budget_stops_the_unit(sbox: Box) -> None:
+def test_spent_budget_stops_the_unit(sbox: Box, box_port: int) -> None:
     name = "d2-budget"
     unit = f"sglang-{name}.service"
     p = profile(
         name,
-        port=31305,
+        port=box_port,
         env={**FAST, "STANDIN_HANG_AFTER_S": "1"},
         unit_extra=NO_AUTO_RESTART,
         health={**QUICK_LIVENESS, "liveness_restarts_per_hour": 1},
@@ -297,13 +303,13 @@ def test_spent_budget_stops_the_unit(sbox: Box) -> None:
     assert show(sbox, f"sglang-{name}-liveness.service", "ActiveState")["ActiveState"] == "inactive"
 
 
-def test_liveness_off_removes_the_watcher(sbox: Box) -> None:
+def test_liveness_off_removes_the_watcher(sbox: Box, box_port: int) -> None:
     name = "d2-off"
     watcher = f"sglang-{name}-liveness.service"
-    on = profile(name, port=31306, env=FAST, health=QUICK_LIVENESS)
+    on = profile(name, port=box_port, env=FAST, health=QUICK_LIVENESS)
     assert deploy(sbox, "up", on).rc == 0
     assert show(sbox, watcher, "ActiveState")["ActiveState"] == "active"
-    off = profile(name, port=31306, env={**FAST, "GEN": "2"}, health={"liveness": False})
+    off = profile(name, port=box_port, env={**FAST, "GEN": "2"}, health={"liveness": False})
     r = deploy(sbox, "up", off, "--json")
     assert r.rc == 0, r.stdout + r.stderr
     assert f"stopped and removed {watcher} (liveness = false)" in r.json()["actions"]
@@ -315,7 +321,7 @@ def test_liveness_off_removes_the_watcher(sbox: Box) -> None:
     assert deploy(sbox, "down", name).rc == 0
 
 
-def test_hardware_xid_outranks_the_cuda_error(sbox: Box) -> None:
+def test_hardware_xid_outranks_the_cuda_error(sbox: Box, box_port: int) -> None:
     """Last in this file: the kernel line it writes stays in the box's journal."""
     name = "d2-xid"
     # The box has no /dev/kmsg; root writes the kernel's line as a forwarder would.
@@ -323,7 +329,7 @@ def test_hardware_xid_outranks_the_cuda_error(sbox: Box) -> None:
     assert sbox.run(["logger", "-t", "kernel", xid_line]).returncode == 0
     p = profile(
         name,
-        port=31307,
+        port=box_port,
         env={**FAST, "STANDIN_CRASH_AFTER_S": "1", "STANDIN_CRASH": "illegal-memory"},
         unit_extra=NO_AUTO_RESTART,
         health=QUICK_LIVENESS,
@@ -352,7 +358,7 @@ __attribute__((constructor)) static void mark(void) {
 PTH = "import os, sys; sys.stderr.write('PTH-OF-SERVICE-USER uid=%d\\n' % os.getuid())\n"
 
 
-def test_nothing_the_service_user_controls_runs_as_root(sbox: Box) -> None:
+def test_nothing_the_service_user_controls_runs_as_root(sbox: Box, box_port: int) -> None:
     """Issue 21 item 1: the service user plants code where the old root stop hook loaded it
     (an LD_PRELOAD library named in the environment file, a .pth file in its ~/.local), the
     server crashes, the incident is recorded, and no root process ran any of it."""
@@ -362,7 +368,7 @@ def test_nothing_the_service_user_controls_runs_as_root(sbox: Box) -> None:
     sbox.write_file(env_file, "HF_TOKEN=hf_noroot_0123456789abcdefghij\n", mode="0600")
     p = profile(
         name,
-        port=31311,
+        port=box_port,
         env=FAST,
         unit_extra={**NO_AUTO_RESTART, "environment_file": env_file},
         health={"liveness": False},

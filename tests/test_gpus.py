@@ -19,7 +19,7 @@ import pytest
 
 from orchestrator import gpus, preflight, profiles
 from orchestrator.gpus import Gpu, GpuProcess, kind_note, kind_of, unit_of_cgroup
-from orchestrator.rules.gpu import default_mem_fraction_static
+from orchestrator.sglang.memory import default_mem_fraction_static
 from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
 
 MIB = 1 << 20

@@ -356,7 +356,8 @@ def test_caller_cancel_leaves_nothing_behind(server_factory: Callable[..., Serve
         t = asyncio.create_task(
             wait_until_healthy(FakeSystemd(RUNNING), "sglang.service", srv.url, timeout_s=10)
         )
-        await asyncio.sleep(0.3)
+        while srv.hits < 1:  # cancel while it is polling for real, not before it started
+            await asyncio.sleep(0.01)
         t.cancel()
         with pytest.raises(asyncio.CancelledError):
             await t

@@ -128,3 +128,67 @@ def test_each_release_is_complete(version: str) -> None:
     assert "speculative_num_steps" in t.fields
     assert r.milestones and r.algorithms and r.eagle_family
     assert "*" in r.auto_spec_params
+
+
+# --- release numbers, source paths and function names of SGLang, outside its home ---
+
+# Where deploy's own code lives (the product, not its tests: tests name releases on purpose).
+CODE = ("orchestrator", "templates", "bench")
+CODE_EXEMPT: dict[str, str] = {
+    "orchestrator/sglang/": "the home",
+    # To be removed when the classifier's frame and function regexes move into
+    # orchestrator/sglang/ (issue 20): orchestrator/diagnosis/ still names SGLang's releases,
+    # source paths and functions.
+    "orchestrator/diagnosis/": "classifier patterns, still to move into orchestrator/sglang/",
+}
+RELEASE_NUMBER = re.compile(r"(?<![\d.])0\.5\.\d+(?![\d])")
+SOURCE_PATH = re.compile(r"\bsrt/[\w/]+|\b\w+_hook\.py\b|\bserver_args\.py\b|\barg_groups/")
+
+
+def _function_names() -> set[str]:
+    """SGLang's own function names that the knowledge records (frames and call chains), less
+    the ones too generic to mean SGLang (dunders, `<module>`, `run_hook`...)."""
+    names = set()
+    for r in sglang.RELEASES.values():
+        frames = [*r.frames.values(), *(f for chain in r.chains.values() for f in chain)]
+        names |= {f.function for f in frames}
+    return {n for n in names if n.isidentifier() and not n.startswith("__") and len(n) >= 12}
+
+
+def _code_files() -> list[Path]:
+    out = []
+    for top in CODE:
+        for q in sorted((ROOT / top).rglob("*")):
+            rel = q.relative_to(ROOT).as_posix()
+            wanted = q.is_file() and q.suffix in SUFFIXES and "__pycache__" not in rel
+            if wanted and not any(rel.startswith(e) for e in CODE_EXEMPT):
+                out.append(q)
+    return out
+
+
+def sglang_names_in(text: str, functions: set[str]) -> list[str]:
+    hits = [m.group(0) for m in RELEASE_NUMBER.finditer(text)]
+    hits += [m.group(0) for m in SOURCE_PATH.finditer(text)]
+    hits += [n for n in functions if re.search(rf"\b{re.escape(n)}\b", text)]
+    return hits
+
+
+def test_no_sglang_release_or_source_name_outside_its_home() -> None:
+    functions = _function_names()
+    assert "_handle_eagle_family" in functions and "prepare_server_args" in functions
+    found = []
+    for f in _code_files():
+        for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            for hit in sglang_names_in(line, functions):
+                found.append(f"{f.relative_to(ROOT)}:{n}: {hit}")
+    assert not found, (
+        "SGLang release numbers, source paths or function names outside orchestrator/sglang/; "
+        "read them from orchestrator.sglang instead:\n" + "\n".join(found)
+    )
+
+
+def test_the_release_guard_would_catch_them() -> None:
+    functions = _function_names()
+    line = 'x = "SGLang 0.5.24 in srt/arg_groups/speculative_hook.py _handle_eagle_family"'
+    assert len(sglang_names_in(line, functions)) >= 3
+    assert sglang_names_in("python 3.11.5 and numpy 10.5.3", functions) == []

@@ -179,6 +179,8 @@ def test_every_rule_has_a_case() -> None:
         "nvml-unavailable",
         # its cases are in tests/test_versions.py
         "sglang-version-unknown",
+        # its cases are in tests/test_deprecated_flags.py
+        "sglang-flag-deprecated",
         # its cases are in tests/test_ports.py (a port held for real)
         "port-free",
         # their cases are in tests/test_trust.py (owners, modes, the service user)

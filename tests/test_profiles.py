@@ -127,9 +127,9 @@ BAD = [
     ),
     (
         "no-cli",
-        'extends = "kimi-k26"\n[server]\nenable_dp_attention = true\n',
-        "server.enable_dp_attention",
-        "attn_dp_size",
+        'extends = "kimi-k26"\n[server]\nsampling_backend = "pytorch"\n',
+        "server.sampling_backend",
+        "no longer a command-line flag",
     ),
     ("bad-name", 'extends = "kimi-k26"\nname = "Kimi K26"\n', "name", "cannot name a unit"),
     ("no-python", '[server]\nmodel_path = "/m"\n', "unit.python", "missing"),

@@ -9,7 +9,7 @@ deploy judges each profile against the release installed for its unit.python (he
 so its verdict follows each release's own rules (orchestrator/sglang/v0_5_11.py, v0_5_23.py);
 where the two releases differ, each test says how.
 
-The venv has CPU torch and no GPU is visible to the probe, so `_PROBE` resolves for
+The venv has CPU torch and no GPU is visible to the probe, so `orchestrator/sglang/probe.py` resolves for
 `--device cuda` on a GPU SGLang cannot see: everything the speculative parameters need is
 resolved as on the box, but GPU-dependent defaults are not (see test_gpu_dependent_blind_spot).
 Each SGLang call is one interpreter start, ~8 s.

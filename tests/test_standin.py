@@ -50,6 +50,14 @@ class Proc:
     def stderr(self) -> str:
         return self.err.read_text()
 
+    def wait_for_line(self, text: str, timeout: float = 20.0) -> None:
+        """Block until the stand-in has logged `text` (an event, not a guess at timing)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.stderr():
+            if self.p.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"stand-in never logged {text!r}:\n{self.stderr()}")
+            time.sleep(0.01)
+
     def stop(self) -> int:
         if self.p.poll() is None:
             self.p.send_signal(signal.SIGTERM)
@@ -117,8 +125,8 @@ def test_start_health_and_generation(tmp_path: Path) -> None:
         STANDIN_TOKENS_PER_S=str(rate),
     )
     try:
-        # Port not bound while weights load.
-        time.sleep(0.6)
+        # Port not bound while weights load (1.2 s from this line on).
+        p.wait_for_line(say("ms-load-begin", avail="138.96"))
         with pytest.raises(ConnectionRefusedError):
             get(port, "/health")
         # First answer is 503 (warm-up), then 200.
@@ -252,7 +260,7 @@ def test_hang_never_binds(tmp_path: Path) -> None:
     port = free_port()
     p = Proc(["--model-path", "/tmp/x", "--port", str(port)], tmp_path, STANDIN_FAIL="hang")
     try:
-        time.sleep(0.8)
+        p.wait_for_line(say("ms-load-begin", avail="138.96"))
         assert p.p.poll() is None
         with pytest.raises(ConnectionRefusedError):
             get(port, "/health")

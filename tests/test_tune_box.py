@@ -45,9 +45,15 @@ SPEC_KEYS = (
 
 
 @pytest.fixture(scope="module")
-def sbox(box: Box) -> Box:
+def prepared(box: Box) -> Box:
     prepare(box)
     return box
+
+
+@pytest.fixture
+def sbox(prepared: Box, clean_box: Box) -> Box:
+    """The prepared box; units the test leaves behind are stopped even when it fails."""
+    return prepared
 
 
 def _conversations() -> str:
@@ -82,8 +88,10 @@ def _settings(steps: int, topk: int = 1, adaptive: bool = False) -> dict[str, An
     }
 
 
-def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(sbox: Box) -> None:
-    p = profile("tune-a", port=31301, env=PERF_ENV, timeout_s=30)
+def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(
+    sbox: Box, box_port: int
+) -> None:
+    p = profile("tune-a", port=box_port, env=PERF_ENV, timeout_s=30)
     up = deploy(sbox, "up", p)
     assert up.rc == 0, up.stdout + up.stderr
     model = Model()
@@ -165,7 +173,7 @@ def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(sbox: B
     assert hist[-1]["note"].startswith("rollback to release 1")
     best = profiles.load(str(written))
     assert best.name == "tune-a" and best.server["speculative_num_steps"] == 1
-    assert best.server["port"] == 31301  # extends the tuned profile
+    assert best.server["port"] == box_port  # extends the tuned profile
     raw = plot.read_bytes()
     assert raw[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", raw[16:24])[0] > 200
 
@@ -178,18 +186,18 @@ def test_sweep_finds_the_optimum_prunes_and_survives_a_failing_candidate(sbox: B
     ("sig", "conc", "apply"), [(signal.SIGINT, 1, False), (signal.SIGKILL, 4, True)]
 )
 def test_interrupted_sweep_resumes_without_repeating_a_candidate(
-    sbox: Box, sig: signal.Signals, conc: int, apply: bool
+    sbox: Box, box_port: int, sig: signal.Signals, conc: int, apply: bool
 ) -> None:
     """SIGINT: resumed, then back to the starting release. SIGKILL: resumed with --apply at
     four in flight, where 1 step wins: the last candidate run, so nothing restarts."""
     name = f"tune-{sig.name.lower()}"
-    p = profile(name, port=31302 if sig == signal.SIGINT else 31303, env=PERF_ENV, timeout_s=30)
+    p = profile(name, port=box_port, env=PERF_ENV, timeout_s=30)
     up = deploy(sbox, "up", p)
     assert up.rc == 0, up.stdout + up.stderr
     sbox.run(["sh", "-c", f"rm -rf /var/lib/deploy/{name}/tune"])
     base = profile(
         f"{name}-base",
-        port=31302 if sig == signal.SIGINT else 31303,
+        port=box_port,
         env=PERF_ENV,
         timeout_s=30,
         unset=[f"server.{k}" for k in SPEC_KEYS],

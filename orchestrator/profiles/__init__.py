@@ -22,6 +22,7 @@ from typing import Any
 
 from orchestrator import redact
 from orchestrator.errors import ProfileError, UnsafeValueError
+from orchestrator.sglang import NEWEST
 from orchestrator.sglang.versions import resolve
 from orchestrator.spec import (
     HELPER_SUFFIXES,
@@ -322,7 +323,8 @@ def _environment(value: Any, fieldname: str) -> dict[str, str]:
 _sglang_version = _matching(
     re.compile(r"^\d+\.\d+(?:\.\d+)*(?:[.+-]?[A-Za-z0-9]+)*$"),
     "an SGLang version",
-    'write {field} as a release number such as "0.5.23" (`pip show sglang` prints it)',
+    "write {field} as a release number such as "
+    + f'"{NEWEST.version}" (`pip show sglang` prints it)',
 )
 
 
@@ -365,7 +367,8 @@ def _host_port(value: Any, fieldname: str) -> str:
 _image = _matching(
     IMAGE_RE,
     "a container image reference",
-    'set {field} to an image such as "lmsysorg/sglang:v0.5.23-cu129" (pin a tag or digest)',
+    "set {field} to an image such as "
+    + f'"lmsysorg/sglang:v{NEWEST.version}-cu129" (pin a tag or digest)',
 )
 _dns_label = _matching(
     DNS_LABEL,
@@ -764,14 +767,18 @@ def _raw_chain(
     return merged, prov, (shown, *chain)
 
 
-def _server(values: Any, version: str) -> dict[str, Any]:
-    from orchestrator.flags import REPLACED, table
+def _server(values: Any, version: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The validated [server] as SGLang `version` ends up with it, and a warning per deprecated
+    flag the profile sets (field -> text); SGLang's own translation of such a flag is applied."""
+    from orchestrator.flags import table
+    from orchestrator.sglang import release
 
     if not isinstance(values, dict):
         raise _type_error("server", "a table of SGLang ServerArgs fields", values)
     t = table(version)
     spell = t.by_flag()
     out: dict[str, Any] = {}
+    warnings: dict[str, str] = {}
     for k, v in values.items():
         fieldname = f"server.{k}"
         f = t.fields.get(k)
@@ -783,6 +790,8 @@ def _server(values: Any, version: str) -> dict[str, Any]:
                 name = hits.pop() if len(hits) == 1 else None
             if name:
                 hint = f"did you mean {name!r}? Keys are SGLang's ServerArgs field names, not flags"
+            elif k in release(version).renamed:
+                hint = f"use {release(version).renamed[k]}"
             else:
                 hint = (
                     _did_you_mean(k, list(t.fields))
@@ -800,14 +809,29 @@ def _server(values: Any, version: str) -> dict[str, Any]:
                 fix=f"put the key in unit.environment_file (e.g. SGLANG_API_KEY=...) and set "
                 f'unit.{k}_env = "SGLANG_API_KEY"; the unit then passes it as ${{SGLANG_API_KEY}}',
             )
-        if f.no_cli:
-            instead = REPLACED.get(k)
+        retired = t.deprecated.get(k)
+        if retired is not None and retired.refuses:
+            raise ProfileError(
+                f"{fieldname}: SGLang {t.sglang_version} refuses {retired.flag}: "
+                f"{retired.error_message}",
+                field=fieldname,
+                fix=f"remove {k} from [server]"
+                + (f" and use {retired.new_flag}" if retired.new_flag else ""),
+            )
+        if f.no_cli and retired is None:
             raise ProfileError(
                 f"{fieldname} is no longer a command-line flag in SGLang {t.sglang_version}",
                 field=fieldname,
-                fix=f"use {instead}" if instead else f"remove {k} from [server]",
+                fix=f"remove {k} from [server]",
             )
         out[k] = _server_value(f.type, f.choices, v, fieldname)
+        if retired is not None and out[k] not in (False, None):
+            instead = f"; use {retired.new_flag} instead" if retired.new_flag else ""
+            what = "ignores it" if retired.ignored else "translates it"
+            warnings[k] = (
+                f"{fieldname}: {retired.flag} is deprecated in SGLang {t.sglang_version}, "
+                f"which warns and {what}{instead}"
+            )
         if k in SERVER_RANGES and isinstance(out[k], (int, float)):
             lo, hi = SERVER_RANGES[k]
             if not lo <= out[k] <= hi:
@@ -816,7 +840,11 @@ def _server(values: Any, version: str) -> dict[str, Any]:
                     field=fieldname,
                     fix=f"set {k} between {lo:g} and {hi:g}",
                 )
-    return out
+    for k in [k for k in out if k in t.deprecated]:
+        out = release(version).resolve_deprecated(k, out)
+        if t.deprecated[k].ignored:
+            out.pop(k, None)
+    return out, warnings
 
 
 def _server_value(kind: str, choices: tuple[Any, ...] | None, v: Any, fieldname: str) -> Any:
@@ -923,7 +951,7 @@ def load(ref: str) -> Spec:
         raise _type_error("description", "a string", description)
     unit = _section(data, "unit")
     sglang = resolve(unit["python"], _section(data, "sglang").get("version"))
-    server = _server(data.get("server", {}), sglang.version)
+    server, deprecations = _server(data.get("server", {}), sglang.version)
     if "model_path" not in server:
         raise ProfileError(
             "server.model_path is missing",
@@ -963,6 +991,7 @@ def load(ref: str) -> Spec:
         sglang=sglang,
         cluster=cluster,
         k8s=k8s,
+        deprecations=deprecations,
     )
     # Whatever the command prints from now on is scrubbed of the environment file's values.
     redact.register_spec(spec)

@@ -10,6 +10,8 @@ from typing import Any
 from orchestrator.gpus import Gpu, GpuProcess, GpuReport, kind_note, kind_of
 from orchestrator.hardware import KINDS, GpuKind
 from orchestrator.rules.base import Context, Finding, Rule
+from orchestrator.sglang.enforcement import enforced_at
+from orchestrator.sglang.memory import default_mem_fraction_static
 from orchestrator.spec import Spec
 
 
@@ -191,30 +193,6 @@ def gpu_mixed(ctx: Context) -> Iterator[Finding]:
         f'set CUDA_VISIBLE_DEVICES = "{",".join(map(str, biggest))}" in [unit.environment] (GPUs of one '
         f"kind) and tp_size to {len(biggest)} or fewer",
     )
-
-
-def default_mem_fraction_static(total_mib: int, args: Mapping[str, Any], mla: bool) -> float:
-    """SGLang 0.5.23's default mem_fraction_static for a GPU of `total_mib` (memory_hook.py,
-    handle_gpu_memory_settings), before its reduction for vision-language models, which only
-    lowers it further. An estimate: deploy does not resolve the CUDA graph batch sizes exactly."""
-    tp = int(args.get("tp_size") or 1)
-    pp = int(args.get("pp_size") or 1)
-    if total_mib < 20 * GIB:
-        chunk, max_bs = 2048, 8
-    elif total_mib < 35 * GIB:
-        chunk, max_bs = 4096, 48 if tp < 4 else 160
-    elif total_mib < 60 * GIB:
-        chunk, max_bs = 4096, 32 if tp < 4 else 160
-    elif total_mib < 160 * GIB:
-        chunk, max_bs = 8192, 256 if tp < 4 else 512
-    else:
-        chunk, max_bs = 16384, 512
-    chunk = int(args.get("chunked_prefill_size") or chunk)
-    reserved = 512 + max(chunk, 2048) * 1.5 + tp * pp / 8 * 1024 + max_bs * 2
-    reserved += 1536 if mla else 0
-    if total_mib > 60 * GIB:
-        reserved = max(reserved, 10 * GIB)
-    return round((total_mib - reserved) / total_mib, 3)
 
 
 def checkpoint_mib(path: str | None) -> int | None:
@@ -511,7 +489,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "trtllm-mla-needs-blackwell",
         "The trtllm_mla attention backend runs only on Blackwell.",
-        "arg_groups/overrides.py: ValueError (trtllm-mla-blackwell)",
+        enforced_at("trtllm-mla-needs-blackwell"),
         trtllm_mla_blackwell,
         "hardware",
     ),

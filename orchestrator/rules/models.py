@@ -109,7 +109,8 @@ def paths(ctx: Context) -> Iterator[Finding]:
 
 
 def drafter_fit(ctx: Context) -> Iterator[Finding]:
-    if not ctx.args.get("speculative_draft_model_path") or ctx.algorithm not in ("EAGLE", "EAGLE3"):
+    eagle = ctx.algorithm in ctx.release.eagle_draft_algorithms
+    if not ctx.args.get("speculative_draft_model_path") or not eagle:
         return
     d, b = ctx.draft, ctx.base
     want = b.hidden_size

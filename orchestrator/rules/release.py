@@ -20,6 +20,18 @@ def version_known(ctx: Context) -> Iterator[Finding]:
         )
 
 
+def flag_deprecated(ctx: Context) -> Iterator[Finding]:
+    for name, text in ctx.spec.deprecations.items():
+        yield Finding(
+            "sglang-flag-deprecated",
+            "warning",
+            (f"server.{name}",),
+            text,
+            "switch to the replacement before the release that removes the flag; deploy renders "
+            "what SGLang makes of it",
+        )
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "sglang-version-unknown",
@@ -27,6 +39,14 @@ RULES: tuple[Rule, ...] = (
         "used, with this warning).",
         "the version installed for unit.python (site-packages metadata), else [sglang] version",
         version_known,
+        "sglang",
+    ),
+    Rule(
+        "sglang-flag-deprecated",
+        "A [server] field SGLang keeps only as a deprecated flag: SGLang warns and translates it "
+        "(deploy renders the translation); only a retired flag with an error message refuses.",
+        "the release's flag table (its Deprecated*Action registrations)",
+        flag_deprecated,
         "sglang",
     ),
 )

@@ -14,6 +14,7 @@ from typing import Any
 from orchestrator.flags import flag
 from orchestrator.rules.base import Context, Finding, Rule
 from orchestrator.sglang import Release
+from orchestrator.sglang.enforcement import enforced_at
 
 STEPS, TOPK, DRAFT = (
     "speculative_num_steps",
@@ -341,7 +342,8 @@ def pp_eagle3(ctx: Context) -> Iterator[Finding]:
 
 
 def eagle_needs_draft(ctx: Context) -> Iterator[Finding]:
-    if ctx.algorithm not in ("EAGLE", "EAGLE3") or ctx.args.get("speculative_draft_model_path"):
+    eagle = ctx.algorithm in ctx.release.eagle_draft_algorithms
+    if not eagle or ctx.args.get("speculative_draft_model_path"):
         return
     has_mtp = bool(ctx.base.mtp_layers)
     if ctx.algorithm == "EAGLE" and has_mtp:
@@ -392,13 +394,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spec-params-need-num-steps",
         "With speculative_num_steps unset, speculative_eagle_topk and speculative_num_draft_tokens must be unset too (SGLang auto-chooses all three).",
-        "a bare `assert` in _handle_eagle_family (arg_groups/speculative_hook.py; server_args.py _handle_speculative_decoding in older releases)",
+        enforced_at("spec-params-need-num-steps"),
         need_num_steps,
     ),
     Rule(
         "spec-num-steps-needs-topk",
         "speculative_num_steps set needs speculative_eagle_topk set.",
-        "arg_groups/speculative_hook.py: a TypeError comparing the unset top-k with an int",
+        enforced_at("spec-num-steps-needs-topk"),
         steps_need_topk,
     ),
     Rule(
@@ -410,7 +412,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spec-topk1-draft-tokens",
         "With top-k 1, draft tokens are steps + 1 (warning when the profile says otherwise).",
-        "arg_groups/speculative_hook.py: replaced with a warning",
+        enforced_at("spec-topk1-draft-tokens"),
         topk1_draft_tokens,
     ),
     Rule(
@@ -422,31 +424,31 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "spec-tree-page-size-backend",
         "A tree draft (top-k > 1) with page size > 1 needs the flashinfer, fa3 or triton attention backend; trtllm_mla (the Blackwell default for MLA models) forces page size 64.",
-        "arg_groups/speculative_hook.py: ValueError (spec-tree-page-size)",
+        enforced_at("spec-tree-page-size-backend"),
         tree_page_size_backend,
     ),
     Rule(
         "spec-trtllm-mha-topk",
         "The trtllm_mha attention backend supports top-k 1 only.",
-        "arg_groups/speculative_hook.py: ValueError (spec-trtllm-mha-topk)",
+        enforced_at("spec-trtllm-mha-topk"),
         trtllm_mha_topk,
     ),
     Rule(
         "spec-rejection-sampling",
         "Rejection sampling needs EAGLE/EAGLE3/NEXTN and top-k 1.",
-        "arg_groups/speculative_hook.py: NotImplementedError / ValueError",
+        enforced_at("spec-rejection-sampling"),
         rejection_sampling,
     ),
     Rule(
         "spec-dp-attention",
         "STANDALONE and NGRAM speculative decoding do not support DP attention.",
-        "arg_groups/speculative_hook.py: ValueError (spec-standalone-dp, spec-ngram-dp)",
+        enforced_at("spec-dp-attention"),
         dp_attention,
     ),
     Rule(
         "spec-ngram-page-size",
         "NGRAM with breadth > 1 and page size > 1 needs flashinfer.",
-        "arg_groups/speculative_hook.py _handle_ngram: ValueError",
+        enforced_at("spec-ngram-page-size"),
         ngram_page_size,
     ),
     Rule(

@@ -12,18 +12,21 @@ Adding a release: docs/sglang-releases.md. Standard library only (the stand-in i
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from orchestrator.sglang import v0_5_11, v0_5_23
 from orchestrator.sglang.model import Frame, Message, Milestone, Release
 
 __all__ = [
     "NEWEST",
+    "PROBE_SCRIPT",
     "RELEASES",
     "Frame",
     "Message",
     "Milestone",
     "Release",
     "all_messages",
+    "is_eagle_draft",
     "phase_of",
     "release",
     "version_key",
@@ -46,6 +49,9 @@ def version_key(version: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+# SGLang's own argument resolution, run by path in the profile's interpreter (probe.py).
+PROBE_SCRIPT = Path(__file__).resolve().with_name("probe.py")
+
 # Oldest first.
 RELEASES: dict[str, Release] = {
     r.version: r
@@ -59,6 +65,12 @@ def release(version: str | None = None) -> Release:
     if version is None:
         return NEWEST
     return RELEASES[version]
+
+
+def is_eagle_draft(algorithm: str | None, version: str | None = None) -> bool:
+    """Whether `speculative_algorithm` runs an EAGLE draft head in this release (default: the
+    newest known)."""
+    return (algorithm or "").upper() in release(version).eagle_draft_algorithms
 
 
 def phase_of(line: str, version: str | None = None) -> Milestone | None:

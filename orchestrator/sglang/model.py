@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 _FIELD_RE_DEFAULT = r".+?"
 
@@ -146,6 +147,17 @@ class Release:
     notes: tuple[str, ...] = ()  # how this release differs from the next one, for the docs
     # Messages of newer releases that this one does not have (stated, not forgotten).
     absent: tuple[str, ...] = ()
+    # The algorithms that run an EAGLE draft head (a separate drafter checkpoint, or the target's
+    # MTP layers): what `deploy tune` sweeps and what bench's accept-length warning is about.
+    eagle_draft_algorithms: tuple[str, ...] = ("EAGLE", "EAGLE3")
+    # Fields gone from this release's table -> what replaces them, for the "unknown field" hint.
+    renamed: Mapping[str, str] = field(default_factory=dict)
+    # How this release resolves a deprecated field the profile sets (a `Deprecated*Action` in
+    # its flag table): field, the profile's [server] -> the [server] SGLang ends up with. The
+    # default keeps the field as it is (it is then rendered with its deprecated flag).
+    resolve_deprecated: Callable[[str, Mapping[str, Any]], dict[str, Any]] = field(
+        default=lambda _name, server: dict(server)
+    )
 
     def message(self, mid: str) -> Message:
         return self.messages[mid]

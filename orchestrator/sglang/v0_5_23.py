@@ -7,6 +7,8 @@ where SGLang interpolates a value. To check a fact: `pip download --no-deps sgla
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from orchestrator.sglang.model import Frame, Message, Milestone, Release
 
@@ -476,6 +478,34 @@ MILESTONES: tuple[Milestone, ...] = (
     Milestone("ready", "ready", re.compile(r"The server is fired up and ready to roll!")),
 )
 
+
+def resolve_deprecated(name: str, server: Mapping[str, Any]) -> dict[str, Any]:
+    """What 0.5.23 makes of a deprecated field set on the command line.
+
+    - `--enable-dp-attention` (DeprecatedStoreTrueAction, server_args.py:418): resolved by
+      arg_groups/parallel_hook.py `_handle_deprecated_dp_attention` into `attn_dp_size = dp_size`,
+      `dp_size = 1` when `attn_dp_size` is still 1; the flag itself then counts for nothing.
+    - `--disable-cuda-graph` (DeprecatedStoreTrueAction, server_args.py:410): read by
+      arg_groups/cuda_graph_hook.py as both phases' backend "disabled", below the explicit
+      `--cuda-graph-backend-{decode,prefill}` selectors, which win.
+    """
+    out = dict(server)
+    value = out.pop(name, None)
+    if name == "enable_dp_attention":
+        if value and out.get("attn_dp_size", 1) == 1:
+            out["attn_dp_size"] = out.get("dp_size", 1)
+            out["dp_size"] = 1
+        return out
+    if name == "disable_cuda_graph":
+        if value:
+            out.setdefault("cuda_graph_backend_decode", "disabled")
+            out.setdefault("cuda_graph_backend_prefill", "disabled")
+        return out
+    if value is not None:
+        out[name] = value
+    return out
+
+
 RELEASE = Release(
     version=VERSION,
     args_file="args-0.5.23.json",
@@ -522,4 +552,6 @@ RELEASE = Release(
     },
     mla_default_backend={"sm100": "trtllm_mla", "hopper": "fa3", "other": "triton"},
     install_hint="pip install 'sglang[all]==0.5.23'",
+    renamed={"cuda_graph_max_bs": "cuda_graph_max_bs_decode (and cuda_graph_max_bs_prefill)"},
+    resolve_deprecated=resolve_deprecated,
 )
