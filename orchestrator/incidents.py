@@ -50,6 +50,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator.errors import DeployError
+
 # journalctl MESSAGE_ID=1f0c7a2e94d64b7f8e3a5c6d0b9e1f42 lists every incident on the box.
 MESSAGE_ID = "1f0c7a2e94d64b7f8e3a5c6d0b9e1f42"
 MAX_KEPT = 200  # incident files per deployment; each is a few KB at most
@@ -586,10 +588,24 @@ async def record(
         action=_next_action(ex.props, result),
         restarts=int(ex.props["NRestarts"]) if "NRestarts" in ex.props else None,
     )
-    save(state_root, inc)
+    store(state_root, inc)
+    return inc
+
+
+def store(state_root: Path, inc: Incident) -> None:
+    """Save the incident's file and send its journal entry. The entry does not depend on the
+    disk: a full disk or a refused state dir loses the file, never the record (journald keeps
+    space of its own)."""
+    unsaved: str | None = None
+    try:
+        save(state_root, inc)
+    except (OSError, DeployError) as e:
+        unsaved = str(e)
+        scrub(inc)
     if not journal_send(inc):
         print(f"deploy incident: {inc.headline()}: {inc.category}: {inc.summary}", flush=True)
-    return inc
+    if unsaved is not None:
+        print(f"deploy incident: not stored under {state_root}: {unsaved}", file=sys.stderr)
 
 
 def _sd_notify(message: str) -> None:

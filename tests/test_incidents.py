@@ -479,3 +479,21 @@ def test_recorded_matches_the_invocation(tmp_path: Path) -> None:
     d.mkdir(parents=True)
     (d / f"20261201T000000.000000Z-crash-{'ab' * 6}.json").write_text("{}")
     assert incidents.recorded(tmp_path, "p", "ab" * 16)
+
+
+def test_a_full_disk_loses_the_file_never_the_journal_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21, item 8: on ENOSPC the record still reaches the journal (before, save raised
+    first and journal_send never ran)."""
+    sent: list[Incident] = []
+
+    def full_disk(state_root: Path, inc: Incident) -> Path:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(incidents, "save", full_disk)
+    monkeypatch.setattr(incidents, "journal_send", lambda inc: sent.append(inc) or True)
+    inc = _inc()
+    incidents.store(tmp_path, inc)
+    assert sent == [inc]
+    assert "No space left on device" in capsys.readouterr().err
