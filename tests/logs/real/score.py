@@ -1,13 +1,23 @@
 """Score one batch of the real-log corpus with the classifier in this tree; append it to the ledger.
 
-    python3 -m tests.logs.real.score --batch C --engine "<commit: description>" [--append]
+    python3 -m tests.logs.real.score --batch C --engine "<commit: description>" [--first-seen] [--append]
+    python3 -m tests.logs.real.score --retire-batch C
+
 
 Run it from the repository root with `PYTHONPATH=$PWD`, so that the working tree's classifier is
 the one measured. Without `--append` it prints the row and the misses and writes nothing. With
 `--append` it adds the row to `ledger.json` (rows are appended, never edited) and re-renders the
 ledger table in this folder's README.md. A batch's *first-seen* row is the first one taken with an
 engine that was never tuned on it; pass `--first-seen` only for that scoring, and only once: the
-script refuses a second first-seen row for the same batch.
+script refuses a second first-seen row for the same batch. A first-seen scoring appended to the
+ledger also writes each log's answer into the batch's index entries (`first_seen`: the category the
+engine gave and whether it was right), so the per-log answers outlive the scoring.
+
+`--retire-batch C` publishes a held-out batch for tuning once its first-seen figure is on record:
+it sets `held_out` false on the batch's entries. It refuses a batch without a first-seen ledger row
+or without the per-log `first_seen` answers, and refuses if what stays held out would no longer meet
+the held-out part's size rules (tests/test_real_logs.py). Held-out batches are whatever the index
+marks `held_out`; nothing else names them.
 
 Counting: `right` is the category the index names (an expected `unknown` answered `unknown` is
 right); `unknown` is an `unknown` answer where a category was expected; `wrong` is any other
@@ -47,6 +57,38 @@ def batch_of(entry: Entry) -> str:
 
 def is_held_out(entry: Entry) -> bool:
     return bool(entry.get("held_out", False))
+
+
+# The held-out part's size rules (issue 18, item 5), shared by the gate and by --retire-batch.
+MIN_HELD_OUT = 25  # the held-out part can never be empty or token-sized
+MIN_HELD_OUT_SHARE = 0.25  # at least a quarter of the corpus is never tuned on
+MIN_HELD_OUT_SGLANG_STARTUP = (
+    12  # enough SGLang start-up logs for the 90 % figure to mean something
+)
+
+
+def held_out_batches(entries: Sequence[Entry]) -> list[str]:
+    """The batches the index holds out, oldest first (batch names sort in gathering order)."""
+    return sorted({batch_of(e) for e in entries if is_held_out(e)})
+
+
+def held_out_size_problems(entries: Sequence[Entry]) -> list[str]:
+    """Why the held-out part of `entries` is too small; empty when it meets the rules."""
+    held_out = [e for e in entries if is_held_out(e)]
+    startup = [e for e in held_out if e.get("sglang_startup")]
+    problems = []
+    if len(held_out) < MIN_HELD_OUT:
+        problems.append(f"{len(held_out)} held-out logs, fewer than {MIN_HELD_OUT}")
+    if not entries or len(held_out) / len(entries) < MIN_HELD_OUT_SHARE:
+        problems.append(
+            f"{len(held_out)} of {len(entries)} logs held out, under {MIN_HELD_OUT_SHARE:.0%}"
+        )
+    if len(startup) < MIN_HELD_OUT_SGLANG_STARTUP:
+        problems.append(
+            f"{len(startup)} held-out SGLang start-up logs, fewer than "
+            f"{MIN_HELD_OUT_SGLANG_STARTUP}"
+        )
+    return problems
 
 
 def log_text(entry: Entry) -> str:
@@ -142,6 +184,77 @@ def _pct(n: int, d: int) -> str:
     return f"{n / d:.0%}" if d else "-"
 
 
+def first_seen_row(rows: Sequence[Entry], batch: str) -> Entry | None:
+    found = [r for r in rows if r["batch"] == batch and r["first_seen"]]
+    return found[0] if found else None
+
+
+def save_index(entries: Sequence[Entry]) -> None:
+    INDEX_PATH.write_text(json.dumps(list(entries), indent=1, ensure_ascii=False) + "\n")
+
+
+def record_first_seen(entries: list[Entry], row: Entry, answers: dict[str, str]) -> None:
+    """Write each log's first-seen answer into its index entry, as batches A and B keep them."""
+    for e in entries:
+        if batch_of(e) != row["batch"]:
+            continue
+        got = answers[str(e["id"])]
+        e["first_seen"] = {
+            "engine": row["engine"],
+            "date": str(row["date"]).split(" ")[0],
+            "category": got,
+            "result": outcome(str(e["category"]), got),
+        }
+
+
+def retire_batch(batch: str) -> int:
+    """Publish a held-out batch for tuning: `held_out` false on its entries. Exit status."""
+    entries = load_index()
+    logs = [e for e in entries if batch_of(e) == batch]
+    if not logs or not all(is_held_out(e) for e in logs):
+        held = ", ".join(held_out_batches(entries)) or "none"
+        print(
+            f"--retire-batch {batch!r}: the index holds no held-out batch of that name "
+            f"(held-out batches: {held}). Name a batch whose logs are all marked held_out.",
+            file=sys.stderr,
+        )
+        return 2
+    if first_seen_row(load_ledger(), batch) is None:
+        print(
+            f"--retire-batch {batch}: ledger.json has no first-seen row for batch {batch}, so "
+            "its honest figure was never taken. Score it first with `--batch "
+            f"{batch} --engine '<commit>: <engine>' --first-seen --append`, then retire it.",
+            file=sys.stderr,
+        )
+        return 2
+    missing = [str(e["id"]) for e in logs if "first_seen" not in e]
+    if missing:
+        print(
+            f"--retire-batch {batch}: {len(missing)} logs have no per-log first_seen answer "
+            f"in index.json (first: {missing[0]}). A published batch keeps each log's first-seen "
+            "answer; record them (a --first-seen --append scoring writes them) before retiring.",
+            file=sys.stderr,
+        )
+        return 2
+    after = [{**e, "held_out": False} if batch_of(e) == batch else e for e in entries]
+    problems = held_out_size_problems(after)
+    if problems:
+        print(
+            f"--retire-batch {batch}: what would stay held out is too small ("
+            + "; ".join(problems)
+            + "). Gather a larger new batch first; the held-out part must stay a quarter of the "
+            "corpus with enough SGLang start-up logs.",
+            file=sys.stderr,
+        )
+        return 2
+    save_index(after)
+    print(
+        f"batch {batch} published for tuning: {len(logs)} logs now held_out false; "
+        f"held out: {', '.join(held_out_batches(after))}"
+    )
+    return 0
+
+
 def render_table(rows: Sequence[Entry]) -> str:
     lines = [
         "| batch | date | engine | first-seen | logs | right | unknown | wrong "
@@ -171,8 +284,8 @@ def write_readme_table(rows: Sequence[Entry]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tests.logs.real.score", description=__doc__)
-    ap.add_argument("--batch", required=True, help='the batch to score ("0", "A", "B", "C", ...)')
-    ap.add_argument("--engine", required=True, help="which classifier: commit and a short name")
+    ap.add_argument("--batch", help='the batch to score ("0", "A", "B", "C", ...)')
+    ap.add_argument("--engine", help="which classifier: commit and a short name")
     ap.add_argument("--append", action="store_true", help="append the row to ledger.json")
     ap.add_argument(
         "--first-seen",
@@ -180,7 +293,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="this is the batch's first scoring by an engine never tuned on it",
     )
     ap.add_argument("--notes", default="", help="a note for the ledger row")
+    ap.add_argument(
+        "--retire-batch",
+        metavar="BATCH",
+        help="publish a held-out batch for tuning (held_out false), after its first-seen row",
+    )
     args = ap.parse_args(argv)
+    if args.retire_batch is not None:
+        if args.batch or args.append or args.first_seen:
+            print(
+                "--retire-batch: give it alone (with the batch name); it scores nothing. "
+                "Score and retire in two runs.",
+                file=sys.stderr,
+            )
+            return 2
+        return retire_batch(args.retire_batch)
+    if not args.batch or not args.engine:
+        print(
+            "--batch and --engine: both are needed to score a batch, e.g. `--batch D --engine "
+            "'<commit>: <engine>'` (or use --retire-batch BATCH alone).",
+            file=sys.stderr,
+        )
+        return 2
 
     entries = [e for e in load_index() if batch_of(e) == args.batch]
     if not entries:
@@ -212,6 +346,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         LEDGER_PATH.write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
         write_readme_table(rows)
+        if args.first_seen:
+            index = load_index()
+            record_first_seen(index, row, s.answers)
+            save_index(index)
+            print(f"first-seen answers of batch {args.batch} written to index.json")
         print(f"appended to {LEDGER_PATH.relative_to(REAL.parent.parent.parent)}")
     return 0
 
