@@ -177,10 +177,11 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
     """The held-out part (every held-out batch), never shown to whoever tunes the rules.
 
     Gated: its size (as a whole), a first-seen ledger row per held-out batch (taken by whoever
-    merges an engine, before any rule changes for the batch), at most 5 % given a wrong category
-    and no fewer logs named right than the batch's first-seen row, per batch. Printed, not gated:
-    whether the newest held-out batch's first-seen figure meets issue 18's bar (85 % right, 90 %
-    on the batch's SGLang start-up logs).
+    merges an engine, before any rule changes for the batch), and per batch no regression from
+    its first-seen row: no fewer logs named right, no more given a wrong category. Printed, not
+    gated (a first-seen figure is a measurement, which CI cannot make come true): whether the
+    newest held-out batch's first-seen figure meets issue 18's bar (85 % right, at most 5 %
+    wrong, 90 % on the batch's SGLang start-up logs).
     """
     assert HELD_OUT_BATCHES, "no batch is held out"
     assert held_out_size_problems(INDEX) == [], held_out_size_problems(INDEX)
@@ -200,13 +201,15 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
     sg, sg_right = int(first["sglang_startup_logs"]), int(first["sglang_startup_right"])
     met = (
         int(first["right"]) / int(first["logs"]) >= HELD_OUT_RIGHT
+        and int(first["wrong"]) / int(first["logs"]) <= HELD_OUT_WRONG
         and sg > 0
         and sg_right / sg >= HELD_OUT_SGLANG_STARTUP
     )
     print(
-        f"\nissue 18's bar (>= {HELD_OUT_RIGHT:.0%} right, >= {HELD_OUT_SGLANG_STARTUP:.0%} on "
-        f"SGLang start-up logs) on the newest held-out batch {newest}'s first-seen figure "
-        f"({first['engine']}, {first['date']}): {first['right']}/{first['logs']} right, "
+        f"\nissue 18's bar (>= {HELD_OUT_RIGHT:.0%} right, <= {HELD_OUT_WRONG:.0%} wrong, "
+        f">= {HELD_OUT_SGLANG_STARTUP:.0%} on SGLang start-up logs) on the newest held-out batch "
+        f"{newest}'s first-seen figure ({first['engine']}, {first['date']}): "
+        f"{first['right']}/{first['logs']} right, {first['wrong']} wrong, "
         f"SGLang start-up {sg_right}/{sg}: {'MET' if met else 'NOT MET'}"
     )
     failures = []
@@ -215,8 +218,11 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
         assert row is not None
         s = score([e for e in INDEX if batch_of(e) == batch])
         _print_misses(f"real-log corpus, held-out batch {batch}, today's engine", s)
-        if s.share(s.wrong) > HELD_OUT_WRONG:
-            failures.append(f"batch {batch}: {s.wrong}/{s.logs} given a wrong category")
+        if s.wrong > int(row["wrong"]):
+            failures.append(
+                f"batch {batch}: {s.wrong}/{s.logs} given a wrong category, more than the "
+                f"first-seen {row['wrong']}: a regression"
+            )
         if s.right < int(row["right"]):
             failures.append(
                 f"batch {batch}: today's engine names {s.right} logs right, fewer than the "
