@@ -3,7 +3,7 @@
 Run: python bench/classify_bench.py [--lines N] [--limit SECONDS]
 Builds the journal (SGLang start-up, the real error early, then 200k lines of serving noise
 from 8 ranks, then the echo cascade) in `journalctl -o json`, `-o short-precise` and `-o cat`
-form, classifies each from its text (`orchestrator.diagnose.classify_text`, what
+form, classifies each from its text (`orchestrator.diagnosis.diagnose.classify_text`, what
 `deploy logs --classify --input FILE` does) and also the already-parsed entries
 (`classify(entries)`, what `deploy up` does). Prints seconds and lines/s; exits 1 when any
 text classification takes longer than the limit.
@@ -21,8 +21,8 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.diagnose import classify, classify_text  # noqa: E402
-from orchestrator.journal import parse_text  # noqa: E402
+from orchestrator.diagnosis.diagnose import classify, classify_text  # noqa: E402
+from orchestrator.diagnosis.journal import parse_text  # noqa: E402
 
 
 def _fixtures() -> ModuleType:

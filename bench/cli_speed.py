@@ -50,14 +50,14 @@ HEAVY = (
     "rich",
     "jinja2",
     "pydantic",
-    "orchestrator.diagnose",
-    "orchestrator.journal",
+    "orchestrator.diagnosis.diagnose",
+    "orchestrator.diagnosis.journal",
     "orchestrator.preflight",
-    "orchestrator.render",
-    "orchestrator.bench",
-    "orchestrator.systemd",
-    "orchestrator.health",
-    "orchestrator.deployer",
+    "orchestrator.systemd.render",
+    "orchestrator.perf.bench",
+    "orchestrator.systemd.install",
+    "orchestrator.watch.health",
+    "orchestrator.systemd.control",
 )
 
 # Run inside the box: time each argv `runs` times (after one warm-up), print JSON.

@@ -218,7 +218,7 @@ def probe_cost(box: Box, seconds: float) -> dict[str, Any]:
     one_shot = (
         "import resource, subprocess, sys; "
         "subprocess.run([sys.executable, '-P', '-c', "
-        "'import sys; from orchestrator.liveness import probe; probe(sys.argv[1], 5)', "
+        "'import sys; from orchestrator.watch.liveness import probe; probe(sys.argv[1], 5)', "
         "sys.argv[1]], check=True); "
         "r = resource.getrusage(resource.RUSAGE_CHILDREN); print(r.ru_utime + r.ru_stime)"
     )

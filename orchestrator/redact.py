@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from orchestrator.spec import Spec
+    from orchestrator.profiles.spec import Spec
 
 MARK = "[redacted]"
 MIN_LEN = 6  # shorter values ("1", "true", "prod") are not secrets, and would blank out words

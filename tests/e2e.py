@@ -239,8 +239,9 @@ def rendered(profile_path: str) -> dict[str, str]:
     """name -> sha256 of what the renderer makes for this profile (computed on the host)."""
     import hashlib
 
-    from orchestrator import profiles, render
-    from orchestrator.liveness import Runner
+    from orchestrator import profiles
+    from orchestrator.systemd import render
+    from orchestrator.watch.liveness import Runner
 
     # As deploy renders them in the box: run from INSTALL (DEPLOY, DEPLOY_ENV).
     runner = Runner(sys.executable, INSTALL)

@@ -195,8 +195,9 @@ def test_validate_names_the_field(tmp_path: Path, case: str, field: str) -> None
 
 def test_working_directory_may_not_overlap_the_given_state_dir(tmp_path: Path) -> None:
     """--state-dir is known only to the command: the renderer refuses an overlap with it."""
-    from orchestrator import profiles, render
+    from orchestrator import profiles
     from orchestrator.errors import UnsafeValueError
+    from orchestrator.systemd import render
     from tests.helpers import write_profile
 
     work = tmp_path / "srv"
@@ -216,8 +217,8 @@ def test_working_directory_may_not_overlap_the_given_state_dir(tmp_path: Path) -
 
 def test_the_renderer_refuses_what_breaks_a_list_or_a_line() -> None:
     """Defence in depth: whatever reached the filters, no item splits and no line continues."""
-    from orchestrator import render
     from orchestrator.errors import UnsafeValueError
+    from orchestrator.systemd import render
 
     assert render.sd_path("/var/lib/sglang%i") == "/var/lib/sglang%%i"
     for bad in ("/srv/sg /etc", "/a\tb", "/a\\", '/a"b', "/a'b", "/a/../b", "", "/a\u00a0b"):
@@ -238,7 +239,9 @@ def test_values_at_their_caps_render_units_systemd_accepts(tmp_path: Path) -> No
     each directive on its own line, ExecStart= present."""
     import shutil
 
-    from orchestrator import profiles, render
+    from orchestrator import profiles
+    from orchestrator.profiles import fields
+    from orchestrator.systemd import render
     from tests.helpers import write_profile
 
     if shutil.which("systemd-analyze") is None:
@@ -252,7 +255,7 @@ def test_values_at_their_caps_render_units_systemd_accepts(tmp_path: Path) -> No
     work.mkdir()
     env = tmp_path / "env%n"
     env.write_text("A=1\n")
-    desc = ("50% $USER é " * 100)[: profiles.MAX_DESCRIPTION]
+    desc = ("50% $USER é " * 100)[: fields.MAX_DESCRIPTION]
     p = write_profile(
         tmp_path,
         name="caps",
@@ -297,7 +300,7 @@ def _never_held(pid: str, since: str, action: str) -> Exception:
 
 def test_the_lock_never_writes_through_a_symlink(tmp_path: Path) -> None:
     from orchestrator.errors import InputError
-    from orchestrator.files import held_lock
+    from orchestrator.systemd.files import held_lock
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -312,7 +315,7 @@ def test_the_lock_never_writes_through_a_symlink(tmp_path: Path) -> None:
 @pytest.mark.parametrize("where", ["deployment", "root", "release"])
 def test_a_state_tree_others_can_write_is_refused(tmp_path: Path, where: str) -> None:
     from orchestrator.errors import InputError
-    from orchestrator.releases import Store
+    from orchestrator.systemd.releases import Store
 
     root = tmp_path / "state"
     store = Store(root, "dep")
@@ -331,7 +334,7 @@ def test_a_state_tree_others_can_write_is_refused(tmp_path: Path, where: str) ->
 
 def test_a_symlinked_state_dir_or_release_is_refused(tmp_path: Path) -> None:
     from orchestrator.errors import InputError
-    from orchestrator.releases import Store
+    from orchestrator.systemd.releases import Store
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -356,7 +359,7 @@ def test_a_symlinked_state_dir_or_release_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def test_a_state_dir_owned_by_another_user_is_refused(tmp_path: Path) -> None:
     from orchestrator.errors import InputError
-    from orchestrator.releases import Store
+    from orchestrator.systemd.releases import Store
 
     root = tmp_path / "state"
     (root / "dep").mkdir(parents=True)
@@ -425,7 +428,7 @@ def test_a_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
     process's peak memory stays far below the line's size (it was twice the line)."""
     import threading
 
-    from orchestrator import journal
+    from orchestrator.diagnosis import journal
 
     mib = 200
     feeder = subprocess.Popen(
@@ -467,7 +470,7 @@ def test_a_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
 def test_read_capped_keeps_line_heads_and_stops_at_the_total() -> None:
     import io
 
-    from orchestrator import journal
+    from orchestrator.diagnosis import journal
 
     data = b"short\n" + b"x" * 1000 + b"\nend"
     text = journal.read_capped(io.BytesIO(data), "t", max_line=10)
@@ -481,8 +484,9 @@ def test_read_capped_keeps_line_heads_and_stops_at_the_total() -> None:
 def test_root_home_is_a_working_directory_for_the_user_manager_only(tmp_path: Path) -> None:
     """As its own user (--user) root may work in /root; a system unit's service user may not
     be handed root's home to write."""
-    from orchestrator import profiles, render
+    from orchestrator import profiles
     from orchestrator.errors import UnsafeValueError
+    from orchestrator.systemd import render
     from tests.helpers import write_profile
 
     spec = profiles.load(str(write_profile(tmp_path, unit={"working_directory": "/root"})))
@@ -492,7 +496,7 @@ def test_root_home_is_a_working_directory_for_the_user_manager_only(tmp_path: Pa
 
 
 def test_a_group_writable_umask_does_not_lock_deploy_out(tmp_path: Path) -> None:
-    from orchestrator.releases import Store
+    from orchestrator.systemd.releases import Store
 
     old = os.umask(0o002)
     try:

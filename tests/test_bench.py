@@ -28,8 +28,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from orchestrator import bench
 from orchestrator.errors import InputError
+from orchestrator.perf import bench
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDIN = ROOT / "tests" / "standin" / "python"
@@ -147,7 +147,7 @@ def test_levels_match_the_known_rate(measured: bench.BenchRun) -> None:
 def test_conversations_go_to_chat_completions_with_their_lengths(
     server: str, tmp_path: Path
 ) -> None:
-    from orchestrator import datasets
+    from orchestrator.perf import datasets
 
     rows = [
         {"messages": [{"role": "user", "content": f"question {i}"}, {"role": "assistant", "content": "x" * (4 * n)}]}
@@ -359,7 +359,7 @@ def test_bad_compare_file(tmp_path: Path) -> None:
 
 
 def _app() -> typer.Typer:
-    from orchestrator.cli_bench import bench_cmd
+    from orchestrator.cli.bench import bench_cmd
 
     app = typer.Typer(pretty_exceptions_enable=False)
     app.command("bench")(bench_cmd)

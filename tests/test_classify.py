@@ -11,10 +11,15 @@ from types import ModuleType
 
 import pytest
 
-from orchestrator import diagnose
-from orchestrator.diagnose import Diagnosis, classify, classify_text, troubleshooting_markdown
 from orchestrator.diagnosis import catalog as R
-from orchestrator.journal import JournalEntry, parse_text
+from orchestrator.diagnosis import diagnose
+from orchestrator.diagnosis.diagnose import (
+    Diagnosis,
+    classify,
+    classify_text,
+    troubleshooting_markdown,
+)
+from orchestrator.diagnosis.journal import JournalEntry, parse_text
 from tests.helpers import said, say
 
 LOGS = Path(__file__).resolve().parent / "logs"
@@ -114,7 +119,7 @@ def test_seed_with_flags_gives_shared_fix() -> None:
 
 
 def test_seed_text_matches_preflight() -> None:
-    from orchestrator.rules.speculative import need_steps_explanation
+    from orchestrator.preflight.rules.speculative import need_steps_explanation
 
     d = classify_text((LOGS / "seed_spec_assert.log").read_text(), flags=SEED_FLAGS)
     assert (d.summary, d.fix) == need_steps_explanation(SEED_FLAGS)
@@ -325,7 +330,7 @@ def test_cause_far_from_the_end(long_case: list[str], fmt: str) -> None:
 def test_docs_are_current() -> None:
     path = ROOT / "docs" / "troubleshooting.md"
     assert path.exists() and path.read_text() == troubleshooting_markdown(), (
-        "docs/troubleshooting.md is stale: run `python -m orchestrator.diagnose --write-docs` "
+        "docs/troubleshooting.md is stale: run `python -m orchestrator.diagnosis.diagnose --write-docs` "
         "(or `python -m orchestrator.docs --write`)"
     )
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import datasets
 from orchestrator.errors import InputError
+from orchestrator.perf import datasets
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 LONG = "word " * 200  # ~250 estimated tokens

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator.incidents import MESSAGE_ID
+from orchestrator.watch.incidents import MESSAGE_ID
 from tests.box import Box
 from tests.e2e import deploy, prepare, profile, show
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator import deployer, profiles
+from orchestrator import profiles
+from orchestrator.systemd import control as deployer
 
 
 def test_the_applied_spec_is_recorded_as_plain_json() -> None:
@@ -20,15 +21,9 @@ def test_the_applied_spec_is_recorded_as_plain_json() -> None:
 
 def test_results_keep_the_json_shapes() -> None:
     """One result dataclass per command; to_json() gives the shapes the CLI always printed."""
-    from orchestrator.deployer import (
-        DeploymentStatus,
-        DownResult,
-        Health,
-        RollbackResult,
-        StatusResult,
-        UpResult,
-    )
-    from orchestrator.releases import Release
+    from orchestrator.systemd.control import DownResult, RollbackResult, UpResult
+    from orchestrator.systemd.releases import Release
+    from orchestrator.systemd.status import DeploymentStatus, Health, StatusResult
 
     rb = RollbackResult(1, 3, "healthy", "ok", "ab" * 16, ["x.service"], ["restart x: job done"])
     assert list(rb.to_json()) == [
@@ -94,7 +89,7 @@ def test_results_keep_the_json_shapes() -> None:
 
 
 def test_history_result_from_a_real_store(tmp_path: Path) -> None:
-    from orchestrator.releases import Store, history
+    from orchestrator.systemd.releases import Store, history
 
     store = Store(tmp_path, "p")
     rel = store.record({"sglang-p.service": "[Service]\n"}, {"name": "p"}, "built-in")

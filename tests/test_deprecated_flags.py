@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from orchestrator import flags, profiles
+from orchestrator import profiles
 from orchestrator.cli import app
 from orchestrator.errors import ProfileError
+from orchestrator.sglang import flags
 
 DP_ATTENTION = """extends = "kimi-k26"
 name = "kimi-dp"

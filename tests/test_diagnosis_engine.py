@@ -8,11 +8,10 @@ import time
 
 import pytest
 
-from orchestrator import journal
 from orchestrator.diagnosis import catalog as R
-from orchestrator.diagnosis import classify, classify_text
+from orchestrator.diagnosis import classify, classify_text, journal
+from orchestrator.diagnosis.journal import JournalEntry
 from orchestrator.diagnosis.model import linear
-from orchestrator.journal import JournalEntry
 
 ALL_PATTERNS = [(r.id, p) for r in R.RULES for p in r.patterns] + [("echo", p) for p in R.ECHOES]
 
@@ -208,7 +207,7 @@ def test_a_retraction_storm_is_a_hint_a_few_retractions_are_nothing() -> None:
 
 def test_tracebacks_become_objects() -> None:
     from orchestrator.diagnosis import structure as S
-    from orchestrator.journal import JournalLines
+    from orchestrator.diagnosis.journal import JournalLines
 
     log = "\n".join(
         [

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from orchestrator.cli import app
-from orchestrator.profiles import SCHEMA
+from orchestrator.profiles.fields import SCHEMA
 
 FUZZ = settings(
     derandomize=True,

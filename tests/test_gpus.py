@@ -17,8 +17,9 @@ from typing import Any
 import pynvml
 import pytest
 
-from orchestrator import gpus, preflight, profiles
-from orchestrator.gpus import Gpu, GpuProcess, kind_note, kind_of, unit_of_cgroup
+from orchestrator import preflight, profiles
+from orchestrator.preflight import gpus
+from orchestrator.preflight.gpus import Gpu, GpuProcess, kind_note, kind_of, unit_of_cgroup
 from orchestrator.sglang.memory import default_mem_fraction_static
 from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
 
@@ -523,7 +524,7 @@ def test_unknown_gpu_name_goes_by_compute_capability(
 
 
 def test_cli_import_stays_free_of_pynvml() -> None:
-    code = "import sys, orchestrator.cli, orchestrator.gpus, orchestrator.preflight; print('pynvml' in sys.modules)"
+    code = "import sys, orchestrator.cli, orchestrator.preflight.gpus, orchestrator.preflight; print('pynvml' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

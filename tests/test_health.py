@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.health import Progress, wait_until_healthy
-from orchestrator.systemd import UnitState
+from orchestrator.systemd.install import UnitState
+from orchestrator.watch.health import Progress, wait_until_healthy
 from tests.helpers import say
 
 pytestmark = pytest.mark.filterwarnings("error")

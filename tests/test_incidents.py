@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import incidents, liveness, profiles, render
-from orchestrator.diagnose import classify_text
+from orchestrator import profiles
+from orchestrator.diagnosis.diagnose import classify_text
 from orchestrator.errors import ProfileError
-from orchestrator.incidents import Incident
-from orchestrator.liveness import CANONICAL, Runner
+from orchestrator.systemd import render
+from orchestrator.watch import incidents, liveness, report
+from orchestrator.watch.incidents import Incident
+from orchestrator.watch.liveness import CANONICAL, Runner
 from tests.helpers import write_profile
 
 LOGS = Path(__file__).resolve().parent / "logs"
@@ -163,7 +165,7 @@ def test_journal_entry_is_structured() -> None:
 def test_status_fields(tmp_path: Path) -> None:
     units = tmp_path / "units"
     units.mkdir()
-    empty = incidents.status_fields(tmp_path, "k", unit_dir=units)
+    empty = report.status_fields(tmp_path, "k", unit_dir=units)
     assert empty == {
         "last_incident": None,
         "incidents_24h": 0,
@@ -182,7 +184,7 @@ def test_status_fields(tmp_path: Path) -> None:
     (tmp_path / "k" / "liveness.json").write_text(
         json.dumps({"failures_in_a_row": 2, "last_probe": probe})
     )
-    got = incidents.status_fields(tmp_path, "k", unit_dir=units, now=now)
+    got = report.status_fields(tmp_path, "k", unit_dir=units, now=now)
     assert got["last_incident"] == {
         "kind": "crash",
         "category": "cuda-illegal-access",
@@ -193,23 +195,21 @@ def test_status_fields(tmp_path: Path) -> None:
     }
     assert got["incidents_24h"] == 1
     assert got["liveness"] == {"enabled": True, "failures_in_a_row": 2, "last_probe": probe}
-    text = "\n".join(incidents.status_lines(got))
+    text = "\n".join(report.status_lines(got))
     assert "incident: crash (cuda-illegal-access)" in text and "after 1h02m up" in text
     # The state file alone never says "watching": that takes systemd's view of the watcher
-    # unit (deployer.status, liveness.judge).
+    # unit (status.status, liveness.judge).
     assert (
         "liveness: NOT WATCHING: systemd was not asked about its unit (earlier last probe" in text
     )
-    assert incidents.status_fields(None, "k")["last_incident"] is None
+    assert report.status_fields(None, "k")["last_incident"] is None
 
 
 def test_history_line_and_order() -> None:
     inc = _inc(action="systemd restarts it in 30 s (Restart=on-failure)")
-    line = incidents.history_line(inc)
+    line = report.history_line(inc)
     assert line.startswith("   !  ") and "incident crash" in line and "cuda-illegal-access" in line
-    assert incidents.history_sort_key("2026-11-29T14:00:00+00:00") < incidents.history_sort_key(
-        inc.when
-    )
+    assert report.history_sort_key("2026-11-29T14:00:00+00:00") < report.history_sort_key(inc.when)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -234,14 +234,14 @@ def test_rendered_recorder_and_watcher(tmp_path: Path) -> None:
     rec_exec = next(ln for ln in recorder if ln.startswith("ExecStart="))
     assert rec_exec == (
         "ExecStart=/opt/d/bin/python -I /opt/d/src/orchestrator/rootexec.py "
-        "orchestrator.incidents follow --state-dir /srv/state kimi-k26-eagle3"
+        "orchestrator.watch.incidents follow --state-dir /srv/state kimi-k26-eagle3"
     )
     watcher = files["sglang-kimi-k26-eagle3-liveness.service"]
     assert "PartOf=sglang-kimi-k26-eagle3.service" in watcher.splitlines()
     assert "ReadWritePaths=-/srv/state" in watcher.splitlines()
     exec_line = next(ln for ln in watcher.splitlines() if ln.startswith("ExecStart="))
     assert exec_line.endswith(
-        "orchestrator.liveness --state-dir /srv/state --url http://127.0.0.1:30000/health "
+        "orchestrator.watch.liveness --state-dir /srv/state --url http://127.0.0.1:30000/health "
         "--interval 30 --failures 3 --timeout 20 --restarts-per-hour 3 kimi-k26-eagle3"
     )
     assert "# deploy-health-url" not in watcher  # never taken for a deployment by `status`
@@ -278,7 +278,7 @@ def test_liveness_keys_and_off(tmp_path: Path) -> None:
     assert "Wants=sglang-p-liveness" not in files[off.unit_name]
     assert "Wants=sglang-off-incidents.service" in files[off.unit_name]  # incidents stay on
     assert (
-        "/usr/bin/python3 -I -m orchestrator.incidents follow"
+        "/usr/bin/python3 -I -m orchestrator.watch.incidents follow"
         in files["sglang-off-incidents.service"]
     )
     user = render.render(spec, user_mode=True, runner=CANONICAL)
@@ -307,7 +307,7 @@ def test_bad_liveness_keys_are_refused(
 
 def test_runner_pins_code_outside_site_packages() -> None:
     r = Runner.current()
-    here = str(Path(liveness.__file__).resolve().parent.parent)
+    here = str(Path(liveness.__file__).resolve().parent.parent.parent)
     assert r.path in (None, here)
     if r.path:
         assert r.argv("m") == [r.python, "-I", f"{here}/orchestrator/rootexec.py", "m"]

@@ -1,4 +1,4 @@
-"""orchestrator.journal: argv building, JSON and text parsing, journalctl errors, follow."""
+"""orchestrator.diagnosis.journal: argv building, JSON and text parsing, journalctl errors, follow."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import journal
+from orchestrator.diagnosis import journal
+from orchestrator.diagnosis.journal import JournalEntry, JournalLines
 from orchestrator.errors import InputError
-from orchestrator.journal import JournalEntry, JournalLines
 from tests.helpers import say
 
 INV = "5b0c4a3f2e1d4c7b8a9f0e1d2c3b4a59"

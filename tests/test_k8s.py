@@ -22,11 +22,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from orchestrator import profiles, render
+from orchestrator import profiles
 from orchestrator.cli import app
 from orchestrator.k8s import manifests, validate, yamlout
-from orchestrator.multinode import with_node_rank
-from orchestrator.spec import KEY_LAUNCHER, EnvRef
+from orchestrator.profiles.spec import KEY_LAUNCHER, EnvRef
+from orchestrator.systemd import render
+from orchestrator.systemd.multinode import with_node_rank
 from tests.helpers import ROOT, write_profile
 
 EXAMPLES = ROOT / "k8s" / "examples"

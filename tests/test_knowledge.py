@@ -117,7 +117,7 @@ def _sample(m: Message, name: str) -> str:
 def test_each_release_is_complete(version: str) -> None:
     """Every release knows every message and frame the newest one does (a text may be
     unchanged; it must still be stated), and its flag table loads."""
-    from orchestrator.flags import table
+    from orchestrator.sglang.flags import table
 
     r = sglang.release(version)
     missing = set(sglang.NEWEST.messages) - set(r.messages) - set(r.absent)

@@ -14,24 +14,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "orchestrator"
 MAX_LINES = 900
 
-# Modules over MAX_LINES today -> why they are still allowed. Each is a split that needs
-# judgement (issue 20); the package move (relayout) does not shrink them.
+# Modules over MAX_LINES today -> why they are still allowed. Both are in orchestrator/diagnosis/,
+# which the classifier tuning edits while the relayout lands: split them after that merges.
 TOO_LONG: dict[str, str] = {
-    "orchestrator.deployer": "the controller still holds the server's HTTP client and /server_info parsing",
-    "orchestrator.profiles": "loading, merging and validating profiles in one module",
-    "orchestrator.incidents": "model, store, journald protocol, stop hook and text output together",
-    "orchestrator.diagnosis.engine": "the classifier's engine, freshly split out of rules/classify.py",
-    "orchestrator.diagnosis.startup": "start-up failure categories, freshly split out of classify.py",
+    "orchestrator.diagnosis.engine": "the classifier's engine; split it (e.g. matching / evidence) once the tuning in diagnosis/ has landed",
+    "orchestrator.diagnosis.startup": "start-up failure categories, being tuned in parallel; split by category family after that lands",
 }
 
 # Import cycles today (each as its members) -> why they are still allowed.
 CYCLES: dict[tuple[str, ...], str] = {
-    ("orchestrator.diagnosis.reader", "orchestrator.journal"): (
-        "the journal reader and the diagnosis reader call each other; journal.py moves into "
-        "diagnosis/ with the relayout, then the shared part needs one home"
-    ),
-    ("orchestrator.incidents", "orchestrator.liveness"): (
-        "liveness is both the template context and the watcher daemon (issue 20): split it"
+    ("orchestrator.diagnosis.reader", "orchestrator.diagnosis.journal"): (
+        "reader imports journal's MAX_LINE and ANSI pattern while journal calls reader to "
+        "split lines; both live in diagnosis/ now, and giving the two constants one home edits "
+        "diagnosis/ modules the classifier tuning changes in parallel: do it after that lands"
     ),
 }
 

@@ -23,7 +23,7 @@ from orchestrator.errors import (
     SystemdUnavailable,
     after_change,
 )
-from orchestrator.systemd import SystemdError
+from orchestrator.systemd.install import SystemdError
 from tests.box import Box
 from tests.e2e import deploy, inflight_step, prepare, profile, show, start_deploy, wait_for
 

@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 
 from orchestrator import preflight, profiles
-from orchestrator.ports import _address, listeners
+from orchestrator.preflight.ports import _address, listeners
 from tests.helpers import write_profile
 
 

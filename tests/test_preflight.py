@@ -10,7 +10,7 @@ import pytest
 
 from orchestrator import preflight, profiles
 from orchestrator.preflight import RULES
-from orchestrator.rules.speculative import need_steps_explanation, tree_size
+from orchestrator.preflight.rules.speculative import need_steps_explanation, tree_size
 from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
 
 TREE_OK = {

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.diagnose import classify_text
+from orchestrator.diagnosis.diagnose import classify_text
 from tests.logs.real.score import (
     MIN_HELD_OUT,
     MIN_HELD_OUT_SGLANG_STARTUP,

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import docs, profiles, render
+from orchestrator import docs, profiles
 from orchestrator.errors import UnsafeValueError
+from orchestrator.systemd import render
 from tests.helpers import ROOT, write_profile
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import xid, xid_codes
-from orchestrator.diagnose import classify, classify_text
 from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis import xid, xid_codes
+from orchestrator.diagnosis.diagnose import classify, classify_text
+from orchestrator.diagnosis.journal import JournalEntry, parse_text
 from orchestrator.diagnosis.runtime import RUNTIME_RULES
-from orchestrator.journal import JournalEntry, parse_text
 
 HERE = Path(__file__).resolve().parent / "logs" / "runtime"
 EXPECTED: dict[str, str] = json.loads((HERE / "expected.json").read_text())

@@ -370,7 +370,7 @@ def test_seed_flags_on_the_older_release(tmp_path: Path) -> None:
     """STANDIN_SGLANG_VERSION picks the imitated release: 0.5.11 asserts in server_args.py's
     _handle_speculative_decoding, while parsing (no resolve_once), and deploy's classifier
     names the same cause from that traceback."""
-    from orchestrator.diagnose import classify_text
+    from orchestrator.diagnosis.diagnose import classify_text
 
     p = Proc(
         ["--model-path", "/tmp/x", "--tp", "8", *SEED_SPEC],

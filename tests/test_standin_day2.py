@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import sglang
-from orchestrator.diagnose import classify_text
+from orchestrator.diagnosis.diagnose import classify_text
 from tests.test_standin import Proc, free_port, get
 
 READY = sglang.release().message("ms-ready").format()  # SGLang's ready line

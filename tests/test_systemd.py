@@ -1,4 +1,4 @@
-"""orchestrator.systemd and orchestrator.health.
+"""orchestrator.systemd.install and orchestrator.watch.health.
 
 The `box` tests drive the library against a real systemd (PID 1 in a throwaway
 container, see tests/box.py); each runs a small asyncio script inside the box that
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from orchestrator.errors import InputError, SystemdUnavailable
-from orchestrator.systemd import (
+from orchestrator.systemd.install import (
     Systemd,
     default_unit_dir,
     install_units,
@@ -32,8 +32,8 @@ PY = sys.executable
 PRELUDE = """
 import asyncio, json, os, socket, sys, time
 from pathlib import Path
-from orchestrator.systemd import Systemd, install_units, remove_units
-from orchestrator.health import wait_until_healthy
+from orchestrator.systemd.install import Systemd, install_units, remove_units
+from orchestrator.watch.health import wait_until_healthy
 from orchestrator.errors import SystemdUnavailable
 UNIT_DIR = Path("/etc/systemd/system")
 

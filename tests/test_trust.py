@@ -14,9 +14,9 @@ import pytest
 
 from orchestrator import envfile, preflight, profiles
 from orchestrator.errors import UnsafeValueError
-from orchestrator.rules import trust
-from orchestrator.rules.trust import Account, CodeRoot
-from orchestrator.spec import KEY_LAUNCHER
+from orchestrator.preflight.rules import trust
+from orchestrator.preflight.rules.trust import Account, CodeRoot
+from orchestrator.profiles.spec import KEY_LAUNCHER
 from tests.helpers import write_profile
 
 ROOT = os.geteuid() == 0
@@ -318,7 +318,7 @@ def test_service_user_cannot_read_a_checkpoint() -> None:
 def test_tune_goes_through_the_same_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`tune` installs candidates (and the winner with --apply) through `up`; its plan refuses
     what `up` would, before any restart."""
-    from orchestrator import tune
+    from orchestrator.perf import tune
 
     bad = _tree(tmp_path / "bad")
     (tmp_path / "bad/site").chmod(0o777)

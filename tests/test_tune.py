@@ -14,9 +14,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from orchestrator import profiles, tune
-from orchestrator.bench import LevelResult
+from orchestrator import profiles
 from orchestrator.errors import InputError, LockedError
+from orchestrator.perf import tune
+from orchestrator.perf.bench import LevelResult
 from tests.helpers import (
     EAGLE3_DRAFTER_CONFIG,
     KIMI_K26_CONFIG,
@@ -252,7 +253,7 @@ def test_write_path_is_checked_before_any_restart(tmp_path: Path) -> None:
 
 
 def _app() -> typer.Typer:
-    from orchestrator.cli_tune import tune_cmd
+    from orchestrator.cli.tune import tune_cmd
 
     app = typer.Typer(pretty_exceptions_enable=False)
     app.command("tune")(tune_cmd)

@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from orchestrator import files, liveness, profiles, render, sandbox
+from orchestrator import profiles
 from orchestrator.errors import InputError, PreflightRejected
-from orchestrator.liveness import CANONICAL
-from orchestrator.releases import DEFAULT_STATE_DIR
+from orchestrator.systemd import files, render, sandbox
+from orchestrator.systemd.releases import DEFAULT_STATE_DIR
+from orchestrator.watch import liveness
+from orchestrator.watch.liveness import CANONICAL
 from tests.box import Box
 from tests.e2e import UNIT_DIR, deploy, prepare, profile, show, wait_for
 from tests.helpers import EAGLE3_DRAFTER_CONFIG, KIMI_K26_CONFIG, checkpoint, write_profile
@@ -163,7 +165,7 @@ def test_watcher_probe_reads_a_bounded_body(flood: Flood) -> None:
 
 
 def test_status_reads_bounded_bodies(flood: Flood) -> None:
-    from orchestrator.deployer import _get_json
+    from orchestrator.systemd.status import _get_json
 
     code, data, words = _get_json(flood.url + "/server_info", 10)
     assert (code, data) == (200, None) and "not read" in words
@@ -173,8 +175,8 @@ def test_status_reads_bounded_bodies(flood: Flood) -> None:
 def test_httpx_clients_read_bounded_bodies(flood: Flood) -> None:
     import asyncio
 
-    from orchestrator import bench
-    from orchestrator.deployer import _healthy_now
+    from orchestrator.perf import bench
+    from orchestrator.systemd.control import _healthy_now
 
     assert asyncio.run(_healthy_now(flood.url + "/health")) is False
     assert flood.sent < READ_BOUND
@@ -448,7 +450,7 @@ def test_the_watcher_is_watched(wbox: Box) -> None:
     # its Python is told to see no path that has it): it fails at every start; status shows
     # its error line, up exits 1 and says so.
     dropin = f"/run/systemd/system/{watcher}.d/hide.conf"
-    argv = f"{sys.executable} -I -S -m orchestrator.liveness"
+    argv = f"{sys.executable} -I -S -m orchestrator.watch.liveness"
     wbox.write_file(dropin, f"[Service]\nExecStart=\nExecStart={argv} {name}\n")
     try:
         assert wbox.systemctl("daemon-reload").returncode == 0

@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 
-# The names load on first use: `orchestrator.journal` reads logs through `diagnosis.reader`
+# The names load on first use: `orchestrator.diagnosis.journal` reads logs through `diagnosis.reader`
 # without compiling every rule.
 _HOME = {
     "troubleshooting_markdown": "docs",

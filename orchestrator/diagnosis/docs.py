@@ -9,12 +9,12 @@ from orchestrator.diagnosis.model import CAUSE, Family, Signal, example
 
 
 def troubleshooting_markdown() -> str:
-    """docs/troubleshooting.md, generated from `RULES` (regenerate: python -m orchestrator.diagnose --write-docs)."""
+    """docs/troubleshooting.md, generated from `RULES` (regenerate: python -m orchestrator.diagnosis.diagnose --write-docs)."""
     out: list[str] = [
         "# Troubleshooting a failed start",
         "",
         "<!-- Generated from orchestrator/diagnosis/ by "
-        "`python -m orchestrator.diagnose --write-docs`. Do not edit by hand. -->",
+        "`python -m orchestrator.diagnosis.diagnose --write-docs`. Do not edit by hand. -->",
         "",
         "When a start fails, `deploy` reads the journal of that start (one systemd invocation) "
         "and names one category, the evidence lines and the fix. `deploy logs --classify "

@@ -1,7 +1,7 @@
 """Why did a start fail? One category, the evidence lines, the fix.
 
 `classify(entries, flags=..., systemd_result=..., exit_status=..., timed_out=...)` reads the
-journal lines of one start (see `orchestrator.journal`) against the rules in
+journal lines of one start (see `orchestrator.diagnosis.journal`) against the rules in
 `orchestrator.diagnosis.catalog` and returns a `Diagnosis`. `classify_text(text)` does the same
 for a saved log (`journalctl -o json`, `-o short*`, `-o cat`) without parsing every line.
 
@@ -33,8 +33,8 @@ How the cause is chosen:
    systemd_result / timed_out; then a fallback signal: SGLang's warm-up wrapper alone), then a `hint` (bare SIGKILL, a retraction storm), else
    `unknown`, whose evidence leads with the root exception and the frame that raised it.
 
-`python -m orchestrator.diagnose FILE` classifies a saved log;
-`python -m orchestrator.diagnose --write-docs` regenerates docs/troubleshooting.md.
+`python -m orchestrator.diagnosis.diagnose FILE` classifies a saved log;
+`python -m orchestrator.diagnosis.diagnose --write-docs` regenerates docs/troubleshooting.md.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
 from orchestrator.diagnosis import structure as S
 from orchestrator.diagnosis.docs import troubleshooting_markdown
+from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.diagnosis.model import Family, Signal
-from orchestrator.flags import from_argv
-from orchestrator.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.sglang import Release, phase_of
+from orchestrator.sglang.flags import from_argv
 
 __all__ = [
     "Diagnosis",
@@ -995,7 +995,7 @@ def write_docs(root: Path | None = None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m orchestrator.diagnose",
+        prog="python -m orchestrator.diagnosis.diagnose",
         description="Classify a saved SGLang/systemd log, or regenerate docs/troubleshooting.md.",
     )
     ap.add_argument(

@@ -6,7 +6,7 @@ Shape (after Vector's kubernetes_logs source: sniff once, parse to one shape, th
    (`{"log": "...\\n", "stream": ..., "time": ...}`; a record without the trailing newline is a
    partial, joined with the next) and CRI (`<time> stdout|stderr P|F msg`; `P` records are
    joined up to their `F`). journalctl's own forms (json, short*, cat) are read by
-   `orchestrator.journal.JournalLines`, which calls this module for everything else.
+   `orchestrator.diagnosis.journal.JournalLines`, which calls this module for everything else.
 2. **Learn the per-line prefix from the log itself**, not from a list: whatever stands before
    the anchors a program's own output is sure to have (`Traceback (most recent call last):`,
    a traceback frame `File "...", line N, in f`, SGLang's `[YYYY-MM-DD hh:mm:ss TPn]`
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import overload
 
-from orchestrator.journal import _ANSI, MAX_LINE
+from orchestrator.diagnosis.journal import _ANSI, MAX_LINE
 
 __all__ = ["Origins", "Read", "learn_prefixes", "origin_of", "read_lines", "sniff"]
 

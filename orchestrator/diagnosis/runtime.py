@@ -26,7 +26,7 @@ reports (tests/logs/real keeps such logs):
 SGLang's words come from `orchestrator.sglang` (every known release's, and older wordings
 field reports show), like the start-up rules'.
 
-GPU hardware: the kernel's `NVRM: Xid` lines (see `orchestrator.xid_codes`). `orchestrator.xid`
+GPU hardware: the kernel's `NVRM: Xid` lines (see `orchestrator.diagnosis.xid_codes`). `orchestrator.diagnosis.xid`
 adds the kernel lines of the failure's time window to the journal the classifier reads; a
 hardware Xid `explains` the software errors it causes, so it outranks them whatever their
 order. An application Xid (13, 31, 43) is the driver's view of a software fault: a hint only.
@@ -37,7 +37,7 @@ specific start-up rule such as cuda-oom wins the same line).
 
 from __future__ import annotations
 
-from orchestrator import xid_codes
+from orchestrator.diagnosis import xid_codes
 from orchestrator.diagnosis.model import (
     CAUSE,
     FALLBACK,

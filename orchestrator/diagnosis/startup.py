@@ -68,7 +68,7 @@ _CAPTURE_REFUSED = (
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
     """spec-params-need-num-steps: the words come from preflight (rules/speculative.py)."""
-    from orchestrator.rules.speculative import need_steps_explanation
+    from orchestrator.preflight.rules.speculative import need_steps_explanation
 
     return need_steps_explanation(dict(flags))
 

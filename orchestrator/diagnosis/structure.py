@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orchestrator import sglang
+from orchestrator.diagnosis.journal import JournalEntry
 from orchestrator.diagnosis.model import literals
-from orchestrator.journal import JournalEntry
 
 __all__ = [
     "EVENT_KEYWORDS",

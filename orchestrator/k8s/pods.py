@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.journal import JournalEntry
+from orchestrator.diagnosis.journal import JournalEntry
 
 if TYPE_CHECKING:
-    from orchestrator.diagnose import Diagnosis
+    from orchestrator.diagnosis.diagnose import Diagnosis
 
 INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
@@ -293,7 +293,7 @@ def _entry(hit: _Hit) -> JournalEntry:
 
 def diagnose_docs(docs: Sequence[Mapping[str, Any]]) -> Diagnosis:
     """Pods and events -> the most telling failure, earliest first within a kind."""
-    from orchestrator.diagnose import Diagnosis
+    from orchestrator.diagnosis.diagnose import Diagnosis
 
     pods, events = _items(docs)
     ranks = {

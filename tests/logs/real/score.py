@@ -98,11 +98,11 @@ def log_text(entry: Entry) -> str:
 def classifier() -> Callable[[str], str]:
     """The tree's classifier, as `text -> category`.
 
-    `orchestrator.diagnose.classify_text` is the entry point the CLI and the tests use; a tree
+    `orchestrator.diagnosis.diagnose.classify_text` is the entry point the CLI and the tests use; a tree
     whose classifier moved to the `orchestrator.diagnosis` package may expose it there only.
     """
     try:
-        from orchestrator.diagnose import classify_text
+        from orchestrator.diagnosis.diagnose import classify_text
     except ImportError:
         from orchestrator.diagnosis import classify_text  # type: ignore[no-redef]
 

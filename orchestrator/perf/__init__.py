@@ -1,0 +1,1 @@
+"""Performance: bench, the datasets it sends, tune."""

@@ -1,0 +1,1 @@
+"""The systemd stage: render units, install them, control the service, keep releases."""

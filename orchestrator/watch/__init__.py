@@ -1,0 +1,1 @@
+"""Watching a running server: health, liveness, incidents."""
