@@ -311,6 +311,20 @@ class Box:
     def systemctl(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         return self.run(["systemctl", *args], check=check)
 
+    def start_user_manager(self) -> bool:
+        """Start root's user manager and wait until its bus answers a call. The user bus is
+        socket-activated: its first client starts the bus daemon, which on a loaded machine
+        can outlast a client's authentication timeout; `busctl` waits for it (the event)."""
+        if self.systemctl("start", "user@0.service").returncode != 0:
+            return False
+        env = {
+            "XDG_RUNTIME_DIR": "/run/user/0",
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
+        }
+        call = ["busctl", "--user", "--timeout=60", "call", "org.freedesktop.DBus"]
+        call += ["/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"]
+        return self.run(call, env=env, timeout=90).returncode == 0
+
     def journal(self, unit: str, *, lines: int | None = None) -> str:
         """The unit's journal messages (message text only) since the box booted."""
         argv = ["journalctl", "-b", "-u", unit, "--no-pager", "-o", "cat"]
