@@ -312,11 +312,15 @@ class Box:
         return self.run(["systemctl", *args], check=check)
 
     def start_user_manager(self) -> bool:
-        """Start root's user manager and wait until its bus answers a call. The user bus is
-        socket-activated: its first client starts the bus daemon, which on a loaded machine
-        can outlast a client's authentication timeout; `busctl` waits for it (the event)."""
+        """Start root's user manager and wait until its bus answers (`user_bus_answers`)."""
         if self.systemctl("start", "user@0.service").returncode != 0:
             return False
+        return self.user_bus_answers()
+
+    def user_bus_answers(self) -> bool:
+        """Wait until root's user bus answers a call. The bus is socket-activated: its first
+        client (also after the daemon was killed) starts the daemon, which on a loaded machine
+        can outlast a client's authentication timeout; `busctl` waits for it (the event)."""
         env = {
             "XDG_RUNTIME_DIR": "/run/user/0",
             "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",

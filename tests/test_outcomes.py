@@ -186,5 +186,6 @@ def test_dbus_lost_after_the_restart_is_a_failure(sbox: Box) -> None:
     assert "after deploy began applying release" in res["error"]
     assert f"restart {unit}: job done" in res["error"]
     # the bus comes back by socket activation; the next up finds the interrupted one
+    assert sbox.user_bus_answers()
     down = deploy(sbox, "down", name, "--user", env=USER_ENV)
     assert down.rc == 0, down.stdout + down.stderr
