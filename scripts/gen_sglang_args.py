@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,19 @@ def fields_from_server_args(name: str, source: str) -> list[dict[str, Any]]:
     return out
 
 
+def _add_argument_calls(cls: ast.ClassDef) -> Iterator[ast.Call]:
+    """Every `parser.add_argument(...)` call in ServerArgs.add_cli_args."""
+    for fn in cls.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == "add_cli_args":
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"
+                ):
+                    yield node
+
+
 def _cli_calls(cls: ast.ClassDef) -> dict[str, tuple[list[str], dict[str, ast.expr]]]:
     """field -> (option strings, keywords) of its `parser.add_argument` call.
 
@@ -257,30 +271,19 @@ def _cli_calls(cls: ast.ClassDef) -> dict[str, tuple[list[str], dict[str, ast.ex
     `from_cli_args` copies some onto the field (`args.tp_size = args.tensor_parallel_size`).
     """
     calls: dict[str, tuple[list[str], dict[str, ast.expr]]] = {}
-    for fn in cls.body:
-        if not (isinstance(fn, ast.FunctionDef) and fn.name == "add_cli_args"):
-            continue
-        for node in ast.walk(fn):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "add_argument"
-            ):
-                continue
-            options = [
-                a.value
-                for a in node.args
-                if isinstance(a, ast.Constant) and isinstance(a.value, str)
-            ]
-            kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
-            dest = _literal(kws["dest"]) if "dest" in kws else None
-            if not isinstance(dest, str):
-                long = next((o for o in options if o.startswith("--")), options[0])
-                dest = long.lstrip("-").replace("-", "_")
-            if dest in calls:  # a second spelling of the same field (`--stream-output`)
-                calls[dest][0].extend(options)
-            else:
-                calls[dest] = (options, kws)
+    for node in _add_argument_calls(cls):
+        options = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+        dest = _literal(kws["dest"]) if "dest" in kws else None
+        if not isinstance(dest, str):
+            long = next((o for o in options if o.startswith("--")), options[0])
+            dest = long.lstrip("-").replace("-", "_")
+        if dest in calls:  # a second spelling of the same field (`--stream-output`)
+            calls[dest][0].extend(options)
+        else:
+            calls[dest] = (options, kws)
     for fn in cls.body:
         if not (isinstance(fn, ast.FunctionDef) and fn.name == "from_cli_args"):
             continue
@@ -325,43 +328,32 @@ def deprecated_flags(source: str) -> list[dict[str, Any]]:
     tree = ast.parse(source)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs")
     out = []
-    for fn in cls.body:
-        if not (isinstance(fn, ast.FunctionDef) and fn.name == "add_cli_args"):
+    for node in _add_argument_calls(cls):
+        kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+        action = ast.unparse(kws["action"]).split(".")[-1] if "action" in kws else ""
+        if action not in DEPRECATED_ACTIONS:
             continue
-        for node in ast.walk(fn):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "add_argument"
-            ):
-                continue
-            kws = {kw.arg: kw.value for kw in node.keywords if kw.arg}
-            action = ast.unparse(kws["action"]).split(".")[-1] if "action" in kws else ""
-            if action not in DEPRECATED_ACTIONS:
-                continue
-            options = [
-                a.value
-                for a in node.args
-                if isinstance(a, ast.Constant) and isinstance(a.value, str)
-            ]
-            dest = _literal(kws["dest"]) if "dest" in kws else None
-            if not isinstance(dest, str):
-                long = next((o for o in options if o.startswith("--")), options[0])
-                dest = long.lstrip("-").replace("-", "_")
-            error = _literal(kws.get("error_message"))
-            out.append(
-                {
-                    "flag": options[0],
-                    "field": dest,
-                    "action": action,
-                    "new_flag": _literal(kws.get("new_flag")),
-                    "const": _literal(kws.get("const_value")),
-                    "error_message": _leading_text(kws["error_message"])
-                    if "error_message" in kws and error == "<computed>"
-                    else error,
-                    "help": _first_sentence(_leading_text(kws.get("help"))),
-                }
-            )
+        options = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        dest = _literal(kws["dest"]) if "dest" in kws else None
+        if not isinstance(dest, str):
+            long = next((o for o in options if o.startswith("--")), options[0])
+            dest = long.lstrip("-").replace("-", "_")
+        error = _literal(kws.get("error_message"))
+        out.append(
+            {
+                "flag": options[0],
+                "field": dest,
+                "action": action,
+                "new_flag": _literal(kws.get("new_flag")),
+                "const": _literal(kws.get("const_value")),
+                "error_message": _leading_text(kws["error_message"])
+                if "error_message" in kws and error == "<computed>"
+                else error,
+                "help": _first_sentence(_leading_text(kws.get("help"))),
+            }
+        )
     return sorted(out, key=lambda d: d["flag"])
 
 

@@ -311,6 +311,36 @@ class Box:
     def systemctl(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         return self.run(["systemctl", *args], check=check)
 
+    def start_user_manager(self) -> bool:
+        """Start root's user manager and wait until its bus answers (`user_bus_answers`)."""
+        if self.systemctl("start", "user@0.service").returncode != 0:
+            return False
+        return self.user_bus_answers()
+
+    def user_bus_answers(self, deadline_s: float = 240.0) -> bool:
+        """Wait until root's user bus answers a call. The bus is socket-activated, and its
+        daemon may just have been killed: a client that connects then can wait on a socket
+        nobody accepts on (its own timeout does not cover the handshake). So each round asks
+        root's user manager, over its private socket (not D-Bus), to start the bus and waits
+        for that job (the event), then makes one call with a short timeout of its own."""
+        env = {
+            "XDG_RUNTIME_DIR": "/run/user/0",
+            "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
+        }
+        call = ["busctl", "--user", "--timeout=20", "call", "org.freedesktop.DBus"]
+        call += ["/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"]
+        start = ["systemctl", "--user", "start", "dbus.socket", "dbus.service"]
+        end = time.monotonic() + deadline_s
+        while True:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.run(["systemctl", "--user", "reset-failed", "dbus.service"], env=env)
+                self.run(start, env=env, timeout=90)
+                if self.run(call, env=env, timeout=30).returncode == 0:
+                    return True
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.5)  # pacing between rounds, not a wait for anything
+
     def journal(self, unit: str, *, lines: int | None = None) -> str:
         """The unit's journal messages (message text only) since the box booted."""
         argv = ["journalctl", "-b", "-u", unit, "--no-pager", "-o", "cat"]

@@ -178,7 +178,7 @@ USER_ENV = {
 
 def test_user_manager(sbox: Box) -> None:
     """--user: the same up/status/down against root's user manager (systemd --user)."""
-    assert sbox.systemctl("start", "user@0.service").returncode == 0
+    assert sbox.start_user_manager()
     home = {"working_directory": "/root"}  # /var/lib/sglang is the system unit's StateDirectory
     p = profile("e2e-user", port=31010, env={"STANDIN_READY_DELAY_S": "1.0"}, unit_extra=home)
     r = deploy(sbox, "up", p, "--user", "--json", env=USER_ENV)

@@ -17,7 +17,7 @@ import pytest
 from orchestrator import profiles
 from orchestrator.diagnosis.diagnose import classify_text
 from orchestrator.errors import ProfileError
-from orchestrator.systemd import render
+from orchestrator.systemd import exit_status, render
 from orchestrator.watch import incidents, liveness, report
 from orchestrator.watch.incidents import Incident
 from orchestrator.watch.liveness import CANONICAL, Runner
@@ -76,10 +76,10 @@ def test_kind_of(result: str, code: str, status: str, log: str | None, kind: str
 
 
 def test_exit_status_for_the_classifier() -> None:
-    assert incidents._exit_status("exited", "3") == "3"
-    assert incidents._exit_status("killed", "KILL") == "9/KILL"
-    assert incidents._exit_status("dumped", "ABRT") == "6/ABRT"
-    assert incidents._exit_status(None, None) is None
+    assert exit_status.from_env("exited", "3") == "3"
+    assert exit_status.from_env("killed", "KILL") == "9/KILL"
+    assert exit_status.from_env("dumped", "ABRT") == "6/ABRT"
+    assert exit_status.from_env(None, None) is None
 
 
 def test_next_action() -> None:

@@ -759,13 +759,8 @@ def _diagnose_signal(
     detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     detail["msg"] = text if len(text) <= 300 else text[:297] + "..."
     detail["kind"] = ", ".join(kinds)
-    port = _PORT.search(text)
-    if port is not None and detail.get("port", "?") in ("?", ""):
-        detail["port"] = port[1]
-    if rule.enrich is not None:
-        lo = max(0, index - _ENRICH_AROUND)
-        hi = min(len(entries), index + _ENRICH_AROUND)
-        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    _note_port(detail, text)
+    _enrich(rule, detail, entries, index)
     summary = _fmt(signal.summary or (rule.title + " ({msg})"), detail)
     return Diagnosis(
         category=rule.id,
@@ -785,6 +780,29 @@ _PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalho
 _QUOTED = re.compile(r"['\"`]([\w.-]{1,200})['\"`]")
 
 
+def _note_port(detail: dict[str, str], text: str) -> None:
+    """The port a line names, where the rule's detail has none yet."""
+    port = _PORT.search(text)
+    if port is not None and detail.get("port", "?") in ("?", ""):
+        detail["port"] = port[1]
+
+
+def _enrich(
+    rule: R.Rule,
+    detail: dict[str, str],
+    entries: Sequence[JournalEntry],
+    index: int,
+    *,
+    start: int | None = None,
+) -> None:
+    """Let the rule's enrich() read the lines around the cause (from `start` when given)."""
+    if rule.enrich is None:
+        return
+    lo = start if start is not None else max(0, index - _ENRICH_AROUND)
+    hi = min(len(entries), index + _ENRICH_AROUND)
+    rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+
+
 def _diagnose_family(
     entries: Sequence[JournalEntry],
     rule: R.Rule,
@@ -801,16 +819,11 @@ def _diagnose_family(
     q = _QUOTED.search(first)
     if q is not None:
         detail.setdefault("module", q[1])
-    port = _PORT.search(first)
-    if port is not None and detail.get("port", "?") in ("?", ""):
-        detail["port"] = port[1]
+    _note_port(detail, first)
     site = raised.site
     if site is not None:
         detail["frame"] = f"{site.module_path()}:{site.line} in {site.function}"
-    if rule.enrich is not None:
-        lo = max(0, raised.index - _ENRICH_AROUND)
-        hi = min(len(entries), raised.index + _ENRICH_AROUND)
-        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    _enrich(rule, detail, entries, raised.index)
     summary = _fmt(
         family.summary or (rule.title + " ({exc}: {msg})"),
         detail,
@@ -899,10 +912,7 @@ def _diagnose(
         detail["msg"] = detail["msg"][:297] + "..."
     if rule.id == "startup-timeout":
         detail["phase"] = _phase(entries)
-    if rule.enrich is not None:
-        lo = winner.block[0] if winner.block else max(0, winner.index - _ENRICH_AROUND)
-        hi = min(len(entries), winner.index + _ENRICH_AROUND)
-        rule.enrich(detail, "\n".join(entries[j].text for j in range(lo, hi)))
+    _enrich(rule, detail, entries, winner.index, start=winner.block[0] if winner.block else None)
     if rule.explain is not None:
         if flags is None:
             flags = flags_from_log(entries, near=(winner.index, *winner.block))

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.errors import DeployError
+from orchestrator.systemd import exit_status
 
 # journalctl MESSAGE_ID=1f0c7a2e94d64b7f8e3a5c6d0b9e1f42 lists every incident on the box.
 MESSAGE_ID = "1f0c7a2e94d64b7f8e3a5c6d0b9e1f42"
@@ -460,18 +461,6 @@ def from_diagnosis(
     )
 
 
-def _exit_status(code: str | None, status: str | None) -> str | None:
-    """systemd's $EXIT_CODE/$EXIT_STATUS as the classifier takes it: "1", or "9/KILL"."""
-    if not code or not status:
-        return None
-    if code == "exited":
-        return status
-    try:
-        return f"{signal.Signals['SIG' + status].value}/{status}"
-    except KeyError:
-        return f"?/{status}"
-
-
 def _next_action(props: Mapping[str, Any], result: str | None) -> str:
     """What systemd does next, from the unit's Restart= and the result."""
     policy = str(props.get("Restart", ""))
@@ -570,7 +559,7 @@ async def record(
         start_us=ex.start_us,
         end_us=ex.end_us,
         systemd_result=result,
-        exit_status=_exit_status(code, status),
+        exit_status=exit_status.from_env(code, status),
     )
     live = liveness_state(state_root, name)
     ready = (
