@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from orchestrator.diagnosis.journal import JournalEntry
     from orchestrator.preflight import Report
     from orchestrator.profiles.spec import Spec
-    from orchestrator.systemd.control import UpResult
+    from orchestrator.systemd.control import RollbackResult, UpResult
     from orchestrator.systemd.status import DeploymentStatus
 
 app = typer.Typer(
@@ -296,15 +296,17 @@ def up_cmd(
     raise typer.Exit(res.exit_code)
 
 
-def _unwatched_text(res: UpResult) -> list[str]:
+UP_AGAIN = ", then run `deploy up` again"
+
+
+def _unwatched_text(res: UpResult | RollbackResult, then: str = "") -> list[str]:
     """A healthy server whose liveness watcher is not probing it: said, and exit 1."""
     w = res.watcher
     if w is None or not res.unwatched:
         return []
     return [
         f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but a hang "
-        "will not be noticed or restarted: fix the watcher (`deploy status` shows it), then "
-        "run `deploy up` again"
+        f"will not be noticed or restarted: fix the watcher (`deploy status` shows it){then}"
     ]
 
 
@@ -313,13 +315,13 @@ def _up_text(res: UpResult) -> str:
     lines.extend(a for a in res.actions if a.startswith("found an interrupted"))
     if res.unchanged:
         lines.append(f"{res.unit}: {res.detail} (invocation {res.invocation_id[:12]})")
-        return "\n".join(lines + _unwatched_text(res))
+        return "\n".join(lines + _unwatched_text(res, UP_AGAIN))
     if res.outcome == "healthy":
         lines.append(
             f"{res.unit} is healthy after {res.elapsed_s:.1f} s "
             f"(release {res.release}, invocation {res.invocation_id[:12]})"
         )
-        return "\n".join(lines + _unwatched_text(res))
+        return "\n".join(lines + _unwatched_text(res, UP_AGAIN))
     lines.append(f"{res.unit} {res.outcome.upper()} (release {res.release}): {res.detail}")
     if res.diagnosis is not None:
         lines.append(res.diagnosis.render_text())
@@ -517,13 +519,8 @@ def rollback_cmd(
         )
         if res.diagnosis is not None:
             typer.echo(res.diagnosis.summary)
-        w = res.watcher
-        if w is not None and res.unwatched:
-            typer.echo(
-                f"BUT NOT WATCHED: {w.get('unit')} {w.get('detail')}. The server stays up, but "
-                "a hang will not be noticed or restarted: fix the watcher (`deploy status` "
-                "shows it)"
-            )
+        for line in _unwatched_text(res):
+            typer.echo(line)
     raise typer.Exit(res.exit_code)
 
 

@@ -8,7 +8,7 @@ fill [cluster] nodes x gpus_per_node, no [k8s] image, models outside the mounted
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -110,15 +110,8 @@ class ExportResult:
     files: dict[str, str]  # --out DIR: one file per object, in apply order
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "lws_version": self.lws_version,
-            "schema": self.schema,
-            "warnings": self.warnings,
-            "secret": self.secret,
-            "secret_command": self.secret_command,
-            "objects": self.objects,
-        }
+        """Everything but the rendered text (`yaml`, `files`), which --json does not repeat."""
+        return {k: v for k, v in asdict(self).items() if k not in ("yaml", "files")}
 
 
 def export_k8s(profile: str, *, lws_version: str | None = None) -> ExportResult:

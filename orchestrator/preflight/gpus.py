@@ -66,13 +66,7 @@ class GpuReport:
     gpus: tuple[Gpu, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "available": self.available,
-            "reason": self.reason,
-            "driver_version": self.driver_version,
-            "cuda_version": self.cuda_version,
-            "gpus": [g.to_json() for g in self.gpus],
-        }
+        return asdict(self) | {"gpus": [g.to_json() for g in self.gpus]}
 
     def table(self) -> list[str]:
         """Text lines for the CLI: one line per GPU, then one per process."""

@@ -39,8 +39,24 @@ if TYPE_CHECKING:  # at run time these modules load only when a command needs th
 Outcome = Literal["healthy", "failed", "timeout"]
 
 
+class _Watched:
+    """What `up` and `rollback` share: a healthy server that its liveness watcher does not
+    probe is not done (exit 1, the server left serving)."""
+
+    outcome: Outcome
+    watcher: dict[str, Any] | None
+
+    @property
+    def unwatched(self) -> bool:
+        return self.watcher is not None and self.watcher.get("state") != "watching"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.outcome == "healthy" and not self.unwatched else 1
+
+
 @dataclass
-class RollbackResult:
+class RollbackResult(_Watched):
     """`deploy rollback`, or the rollback a failed `up` did: release `to_release`'s units
     back, recorded as release `as_release`."""
 
@@ -54,14 +70,6 @@ class RollbackResult:
     diagnosis: Diagnosis | None = None
     watcher: dict[str, Any] | None = None  # as UpResult.watcher (`deploy rollback` only)
 
-    @property
-    def unwatched(self) -> bool:
-        return self.watcher is not None and self.watcher.get("state") != "watching"
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" and not self.unwatched else 1
-
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None))
         d["diagnosis"] = self.diagnosis.to_json() if self.diagnosis is not None else None
@@ -69,7 +77,7 @@ class RollbackResult:
 
 
 @dataclass
-class UpResult:
+class UpResult(_Watched):
     profile: str
     unit: str
     outcome: Outcome
@@ -90,14 +98,6 @@ class UpResult:
     # the profile has none or the server is not healthy. A healthy server that nothing watches
     # is not "done": exit 1, the server left running (no rollback: it serves).
     watcher: dict[str, Any] | None = None
-
-    @property
-    def unwatched(self) -> bool:
-        return self.watcher is not None and self.watcher.get("state") != "watching"
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.outcome == "healthy" and not self.unwatched else 1
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(replace(self, diagnosis=None, rollback=None))

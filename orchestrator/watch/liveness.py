@@ -39,7 +39,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,13 +158,7 @@ class Probe:
     when: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "when": self.when,
-            "ok": self.ok,
-            "status": self.status,
-            "detail": self.detail,
-            "ms": self.ms,
-        }
+        return asdict(self)
 
 
 PROBE_BODY_BYTES = 64 * 1024  # SGLang's /health answers with an empty body
@@ -413,16 +407,7 @@ class WatcherState:
         return self.state == "watching"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "enabled": self.enabled,
-            "state": self.state,
-            "detail": self.detail,
-            "unit": self.unit,
-            "active_state": self.active_state,
-            "sub_state": self.sub_state,
-            "failures_in_a_row": self.failures_in_a_row,
-            "last_probe": self.last_probe,
-        }
+        return asdict(self)
 
 
 def heartbeat(state_root: Path | None, name: str) -> dict[str, Any] | None:
