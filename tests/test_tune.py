@@ -192,7 +192,7 @@ def test_sweep_file_round_trip_and_unfinished(tmp_path: Path) -> None:
 
 def test_lock_refuses_a_second_sweep(tmp_path: Path) -> None:
     code = (
-        "import sys, time; from pathlib import Path; from orchestrator import tune\n"
+        "import sys, time; from pathlib import Path; from orchestrator.perf import tune\n"
         "with tune.lock(Path(sys.argv[1]), 'x'):\n    print('held', flush=True); sys.stdin.read()\n"
     )
     p = subprocess.Popen(

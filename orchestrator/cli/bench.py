@@ -11,6 +11,7 @@ import typer
 from orchestrator import redact
 from orchestrator.cli.common import fail as _fail
 from orchestrator.cli.common import out as _out
+from orchestrator.cli.common import table as _table
 from orchestrator.errors import DeployError, InputError
 
 
@@ -290,13 +291,6 @@ class _Bars:
 
 def _f(x: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if x is None else fmt.format(x)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)
 
 
 def run_text(run: Any) -> str:

@@ -1,4 +1,4 @@
-"""Plumbing every command shares: error-to-exit mapping and --json output.
+"""Plumbing every command shares: error-to-exit mapping, --json output and tables.
 
 Kept light (typer and the error classes only) so each command module can import it without
 importing cli.py, and cli.py can import the command modules without a cycle."""
@@ -34,3 +34,21 @@ def fail(err: DeployError, *, as_json: bool = False, profile: str | None = None)
     else:
         typer.echo(f"deploy: {err.paragraph()}", err=True)
     raise typer.Exit(err.exit_code)
+
+
+def table(header: list[str], rows: list[list[str]], *, left: int = 0) -> str:
+    """Plain text columns two spaces apart (rich's Table without borders or colour): the
+    first `left` columns aligned left (names), the rest right (numbers)."""
+    import io  # rich costs ~50 ms to import; only bench and tune print tables
+
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(box=None, pad_edge=False, show_edge=False, header_style=None)
+    for i, name in enumerate(header):
+        t.add_column(name, justify="left" if i < left else "right", no_wrap=True)
+    for row in rows:
+        t.add_row(*row)
+    buf = io.StringIO()
+    Console(file=buf, width=10_000, color_system=None, highlight=False).print(t)
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines())

@@ -10,6 +10,7 @@ import typer
 
 from orchestrator.cli.common import fail as _fail
 from orchestrator.cli.common import out as _out
+from orchestrator.cli.common import table as _table
 from orchestrator.errors import DeployError, InputError
 
 
@@ -518,18 +519,6 @@ def _f(x: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if x is None else fmt.format(x)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    """The first column left-aligned (names), the rest right-aligned (numbers)."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
-
-    return "\n".join([line(header), *map(line, rows)])
-
-
 def _intro(sweep: Any, resumed: bool) -> str:
     todo = [c for c in sweep.candidates if c.outcome != "pruned"]
     left = sum(1 for c in todo if not c.done)
@@ -692,7 +681,7 @@ def result_text(sweep: Any, result: dict[str, Any]) -> str:
                     _f(lv.accept_length, "{:.2f}"),
                 ]
             )
-    lines += ["", _table(header, rows)]
+    lines += ["", _table(header, rows, left=1)]
     lines += [f"  {n}" for n in notes]
     pruned = [c for c in sweep.candidates if c.outcome == "pruned"]
     if pruned:

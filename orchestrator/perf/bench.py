@@ -31,8 +31,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import os
+import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -244,15 +244,14 @@ def check_inputs(
 # ---- measuring -------------------------------------------------------------------------------
 
 
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear interpolation between closest ranks (numpy's default, as bench_serving uses)."""
+def percentile(values: Sequence[float], q: int) -> float | None:
+    """The q-th percentile (1..99), interpolated between closest ranks: `statistics.quantiles`'
+    inclusive method, which is numpy's default, as bench_serving uses."""
     if not values:
         return None
-    s = sorted(values)
-    pos = (len(s) - 1) * q / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+    if len(values) == 1:  # quantiles needs two points before Python 3.13
+        return float(values[0])
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 def _ms(x: float | None) -> float | None:

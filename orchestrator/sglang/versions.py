@@ -9,6 +9,7 @@ was found, where it came from, and a warning when deploy does not know that vers
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,27 +116,19 @@ def site_dirs(python: str) -> list[Path]:
     return out
 
 
-def _read_version(meta: Path) -> str | None:
-    try:
-        with meta.open(errors="replace") as f:
-            for line in f:
-                if line.startswith("Version:"):
-                    return line.split(":", 1)[1].strip() or None
-                if not line.strip():
-                    break
-    except OSError:
-        return None
-    return None
-
-
 def installed(python: str) -> Installed | None:
-    """The sglang version installed for `python`, from its metadata; None if not found."""
+    """The sglang version installed for `python`, read with importlib.metadata from the
+    site-packages folders `site_dirs` finds; None if not found."""
     for d in site_dirs(python):
-        for pattern in ("sglang-*.dist-info/METADATA", "sglang-*.egg-info/PKG-INFO"):
-            for meta in sorted(d.glob(pattern)):
-                v = _read_version(meta)
-                if v:
-                    return Installed(v, str(meta))
+        for pattern in ("sglang-*.dist-info", "sglang-*.egg-info"):
+            for info in sorted(d.glob(pattern)):
+                try:
+                    version = importlib.metadata.Distribution.at(info).version
+                except (OSError, ValueError):  # unreadable, or not UTF-8
+                    continue
+                if version:
+                    name = "METADATA" if info.suffix == ".dist-info" else "PKG-INFO"
+                    return Installed(version, str(info / name))
     return None
 
 
