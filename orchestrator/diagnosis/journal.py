@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any, overload
 
+from orchestrator.diagnosis import reader
+from orchestrator.diagnosis.lines import ANSI, MAX_LINE
 from orchestrator.errors import InputError
 
 __all__ = [
@@ -40,9 +42,6 @@ __all__ = [
     "parse_text",
     "read",
 ]
-
-# No pattern ever sees more of a line than this (a 1 MB line costs what an 8 kB one does).
-MAX_LINE = 8192
 
 _MONTHS = {
     m: i
@@ -120,11 +119,6 @@ class JournalEntry:
 
 # --------------------------------------------------------------------------- prefixes
 
-# ANSI colour codes, raw or escaped as a wrapper wrote them (\x1b, \u001b, \033, #033), and
-# the bare "[0;36m" a copy-paste leaves when the ESC byte is lost.
-_ANSI = re.compile(
-    r"(?:\x1b|\\x1b|\\u001b|\\033|#033|\^\[)\[[0-9;?]*[A-Za-z]|(?<![\w\]])\[(?:\d{1,3};)*\d{1,3}m"
-)
 _TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 _LEVEL = r"(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)"
 # Prefixes, each anchored at the start; they nest (a container's line holding Ray's line
@@ -173,7 +167,7 @@ def strip_prefixes(line: str) -> str:
     uvicorn's "INFO:     ", torchx's "role/0 [1]:". What is left is what the program wrote.
     """
     if "[" in line or "\x1b" in line or "#033" in line or "\\" in line:
-        line = _ANSI.sub("", line)
+        line = ANSI.sub("", line)
     if line.endswith(("^M", "\r")):  # a CR carried into the log, raw or in caret notation
         line = line[:-2] if line.endswith("^M") else line[:-1]
     for _ in range(8):
@@ -423,8 +417,6 @@ class JournalLines(Sequence[JournalEntry]):
     """
 
     def __init__(self, text: str, *, year: int | None = None) -> None:
-        from orchestrator.diagnosis import reader
-
         split = text.split("\n")
         shipper = reader.sniff(split)
         self.format = detect_format(split[:200]) if shipper == "text" else "cat"
@@ -479,9 +471,9 @@ class JournalLines(Sequence[JournalEntry]):
             if self._learned is not None:
                 m = self._learned.match(e.message, 0, MAX_LINE)
                 if m is not None and m.end():
-                    from orchestrator.diagnosis.reader import origin_of
-
-                    e = dataclasses.replace(e, message=e.message[m.end() :], origin=origin_of(m[0]))
+                    e = dataclasses.replace(
+                        e, message=e.message[m.end() :], origin=reader.origin_of(m[0])
+                    )
             self._cache[i] = e
         return e
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import overload
 
-from orchestrator.diagnosis.journal import _ANSI, MAX_LINE
+from orchestrator.diagnosis.lines import ANSI, MAX_LINE
 
 __all__ = ["Origins", "Read", "learn_prefixes", "origin_of", "read_lines", "sniff"]
 
@@ -411,7 +411,7 @@ def read_lines(lines: list[str]) -> Read:
         lines, stamps = _cri(lines)
     text = "\n".join(lines)
     if "\x1b" in text or "[0m" in text or "#033[" in text or "\\u001b" in text or "^[[" in text:
-        text = _ANSI.sub("", text)
+        text = ANSI.sub("", text)
         lines = text.split("\n")
     rx = learn_prefixes(text)
     origins: Origins | None = None
