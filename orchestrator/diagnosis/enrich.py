@@ -64,6 +64,20 @@ def _torch_of(text: str) -> str | None:
 
 
 def _enrich_arch(detail: dict[str, str], text: str) -> None:
+    floor = detail.get("need", "")
+    if floor[:1].isdigit():
+        # a feature's capability floor ("needs 8.9 or higher"): the GPU is below it, so a
+        # rebuild for this GPU cannot help; the GPU's own figure, when the line gives it
+        have = re.search(
+            r"(?:capability|GPU)(?: of| is|:)? (\d+\.\d)\b(?! or )", detail.get("msg", "")
+        )
+        here = f" (this GPU is {have[1]})" if have and have[1] != floor else ""
+        detail["fixhint"] = (
+            f"this kernel or data type needs a GPU of compute capability {floor} or newer{here}: "
+            "choose a checkpoint, quantisation or attention backend this GPU supports (FP8 "
+            "kernels need 8.9+, for one), or run on a newer GPU"
+        )
+        return
     sm = (
         int(detail["sm"].strip("sm_a"))
         if detail.get("sm", "?")[-1:].isdigit()
@@ -261,6 +275,15 @@ def _enrich_jit(detail: dict[str, str], text: str) -> None:
             "visible (CUDA_HOME=/usr/local/cuda-X.Y and LIBRARY_PATH/LD_LIBRARY_PATH in "
             "[unit.environment]); a libcudart.so symlink next to libcudart.so.12 is what is missing "
             "when only the runtime is installed"
+        )
+    elif re.search(r"ptxas|PTXAS|PTX codegen", detail.get("msg", "") + "\n" + text):
+        arch = re.search(r"Value '(sm_\w+)' is not defined", detail.get("msg", "") + "\n" + text)
+        detail["fixhint"] = (
+            "the PTX assembler (ptxas) that the JIT compiler (Triton, torch inductor) runs "
+            + (f"does not know {arch[1]}, " if arch else "refused the kernel, most often ")
+            + "a ptxas older than this GPU: upgrade Triton (it bundles its ptxas) or set "
+            "TRITON_PTXAS_PATH in [unit.environment] to the ptxas of a CUDA toolkit that lists "
+            "this GPU (`ptxas --list-gpu-arch`)"
         )
     else:
         detail["fixhint"] = (

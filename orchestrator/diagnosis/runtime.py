@@ -299,16 +299,32 @@ def _make() -> tuple[Rule, ...]:
                 "generic nccl-error it also matches."
             ),
             patterns=(
+                # every torch release's words: "[Rank N]", "[PG 0 Rank N]" or "[PG ID 2 PG GUID 3
+                # Rank N]" before it; SeqNum (torch >= 1.13) and the Numel fields optional
                 pat(
-                    r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
-                    r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
+                    r"(?:Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
+                    r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
                     r"ran for (?P<ran_ms>\d+) milliseconds before timing out",
+                ),
+                # torch >= 2.4 splits it: "[PG ID 2 PG GUID 3 Rank 3] Timeout at NCCL work: 32,
+                # last enqueued NCCL work: 32, last completed NCCL work: 31."
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?Timeout at NCCL work: (?P<seq>\d+), last enqueued NCCL work",
+                    summary=(
+                        "an NCCL collective (work {seq}) on rank {rank} timed out: one rank stopped "
+                        "taking part (stuck, dead, or its GPU or NVLink failed) and the others "
+                        "timed out waiting for it"
+                    ),
                 ),
             ),
             explains=("nccl-error",),
             defaults={"rank": "?", "op": "collective", "ran_ms": "?", "timeout_ms": "?"},
             examples=(
                 "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=7340032, NumelOut=7340032, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
+                # not from the corpus: torch 1.x, before SeqNum was printed
+                "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800742 milliseconds before timing out.",
+                # not from the corpus: torch >= 2.4's PG-tagged split form
+                "[rank5]:[E1203 10:02:11.000000 7 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 5] Timeout at NCCL work: 118, last enqueued NCCL work: 118, last completed NCCL work: 117.",
             ),
         ),
         Rule(

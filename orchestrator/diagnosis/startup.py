@@ -49,6 +49,8 @@ __all__ = ["STARTUP_RULES"]
 
 # EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
 # the short "Address in use")
+# EADDRINUSE in every errno table: Linux 98, macOS/BSD 48 (whose text is "Address already in
+# use" too), Windows' WSAEADDRINUSE 10048 and its own sentence
 _ADDR_IN_USE = (
     "Errno 98",
     "errno: 98",
@@ -56,7 +58,24 @@ _ADDR_IN_USE = (
     "ddress already in use",
     "Address in use",
     "EADDRINUSE",
+    "Errno 10048",
+    "errno: 10048",
+    "WSAEADDRINUSE",
+    "only one usage of each socket address",
 )
+# an accelerator runtime's own status for "out of device memory" (CUDA, HIP, cuBLAS/hipBLAS,
+# Intel's Unified Runtime, Ascend's ACL), whatever exception or log line carries it
+_DEVICE_OOM_CODES = (
+    "cudaErrorMemoryAllocation",
+    "hipErrorOutOfMemory",
+    "hipErrorMemoryAllocation",
+    "CUBLAS_STATUS_ALLOC_FAILED",
+    "HIPBLAS_STATUS_ALLOC_FAILED",
+    "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+    "ACL_ERROR_RT_MEMORY_ALLOCATION",
+)
+# this host's own addresses as a URL or requests' host= names them (loopback, the wildcard)
+_LOOPBACK = r"(?:0\.0\.0\.0|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1?\])"
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
@@ -334,6 +353,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
             ),
+            # the engine's backend selector found none that fits this GPU and model (vLLM's
+            # "No valid attention backend found for cuda… Reasons: {…}", any casing)
+            pat(
+                r"(?P<msg>.*\b(?:[Nn]o (?:valid|available|suitable|supported|compatible)|[Cc]ould not find an?|[Cc]annot find an?|[Ff]ailed to find an?|[Uu]nable to find an?) (?:[\w-]+ )?[Aa]ttention [Bb]ackend\b.*)",
+            ),
         ),
         preflight_rule="trtllm-mla-needs-blackwell",
         defaults={"msg": "?", "allowed": ""},
@@ -341,6 +365,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "AssertionError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid GDN models. Got attention_backend=flashinfer.",
             example("trtllm-mla-blackwell"),
+            # not from the corpus: the selector finding no backend, in another wording
+            "RuntimeError: Could not find a compatible attention backend for head_size=576 on this GPU",
         ),
     ),
     Rule(
@@ -567,6 +593,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "unsupported toolchain",
                     "GPUs or newer",
                     "GPU architecture is not supported",
+                    "invalid device function",
+                    "InvalidDeviceFunction",
+                    "supported in this architecture",
+                    "supported on this architecture",
                 ),
             ),
         ),
@@ -592,12 +622,31 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:the provided PTX was compiled with an unsupported toolchain|device kernel image is invalid).*)",
             ),
+            # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
+            # "invalid device function" (a wheel built without this gfx/sm target)
+            pat(
+                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction).*)",
+            ),
+            # "<feature> requires a GPU with Compute Capability 8.9 or higher" in any
+            # project's words: the needed capability, then "or higher/newer/above"
+            pat(
+                r"(?P<msg>.*[Cc]ompute [Cc]apability (?:of )?(?:>= ?)?(?P<need>\d+\.\d)\+? or (?:higher|above|newer|later|greater).*)",
+            ),
+            # a dtype or instruction the compiler refuses on this GPU generation (Triton's
+            # "type fp8e4nv not supported in this architecture")
+            pat(
+                r"(?P<msg>.*\bnot supported (?:in|on|by|for) (?:this|the current|your) (?:GPU |GPU's |device |CUDA )?(?:architecture|arch)\b.*)",
+            ),
         ),
         defaults={"msg": "?", "sm": "?"},
         enrich=_enrich_arch,
         examples=(
             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
+            # not from the corpus: ROCm's wording of the same cause (torch's c10/hip checks)
+            "RuntimeError: HIP error: hipErrorInvalidDeviceFunction",
+            # not from the corpus: a Compute Capability floor in another project's words
+            "ValueError: Marlin FP8 kernels need a GPU with compute capability 8.0 or newer; this GPU has 7.5",
         ),
     ),
     Rule(
@@ -855,6 +904,30 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*warmup error:.*(?:ProxyError|Tunnel connection failed|407 Proxy Authentication Required).*)",
                 status="407",
             ),
+            # a request to this host's own loopback or wildcard address written in proxy form
+            # (an absolute URL as the target: urllib3/requests log it so only when they send it
+            # to a proxy) and refused: whoever sent it, a proxy answered for the server
+            pat(
+                r'"(?:GET|POST|HEAD|PUT) (?P<target>https?://'
+                + _LOOPBACK
+                + r'(?::\d{1,5})?/\S{0,300}) HTTP/[\d.]{1,3}" (?P<status>[45]\d\d)\b',
+                role=FALLBACK,
+                summary="a request to the server's own address went through an HTTP proxy, which answered HTTP {status} ({target})",
+            ),
+            # requests' raise_for_status on a loopback URL with a proxy's typical status, or a
+            # ProxyError on a loopback host: the proxy variables cover 127.0.0.1
+            pat(
+                r"(?P<msg>.*\b(?P<status>403|407|502|504) (?:Client|Server) Error: [\w ]{1,60} for url: https?://"
+                + _LOOPBACK
+                + r"\b.*)",
+                role=FALLBACK,
+            ),
+            pat(
+                r"(?P<msg>.*host='"
+                + _LOOPBACK
+                + r"'.{0,300}?(?:ProxyError|Tunnel connection failed|Proxy Authentication Required).*)",
+                status="407",
+            ),
         ),
         defaults={"msg": "?", "status": "?"},
         enrich=_enrich_warmup,
@@ -864,6 +937,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 "_execute_server_warmup",
                 "AssertionError: res=<Response [502]>, res.text=''",
             ),
+            # not from the corpus: the proxy's answer as urllib3's debug log shows it
+            'http://proxy.corp:3128 "POST http://127.0.0.1:30000/generate HTTP/1.1" 502 0',
+            # not from the corpus: requests refused by a proxy on the way to 127.0.0.1
+            "requests.exceptions.ProxyError: HTTPConnectionPool(host='127.0.0.1', port=30000): Max retries exceeded with url: /get_model_info (Caused by ProxyError('Unable to connect to proxy', OSError('Tunnel connection failed: 403 Forbidden')))",
         ),
     ),
     Rule(
@@ -884,7 +961,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>\[Errno 98\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?[Aa]ddress already in use)",
+                r"(?P<msg>\[Errno (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
             ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
@@ -900,6 +977,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+            # not from the corpus: Windows' WSAEADDRINUSE as Python's asyncio prints it
+            "OSError: [Errno 10048] error while attempting to bind on address ('0.0.0.0', 30000): only one usage of each socket address (protocol/network address/port) is normally permitted",
         ),
     ),
     Rule(
@@ -911,7 +990,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "DistStoreError",
                     "RendezvousConnectionError",
                     "RendezvousTimeoutError",
-                )
+                ),
+                # the master's own socket could not bind (a port taken or privileged, an
+                # address not on this host): a local socket error, not a rendezvous failure
+                unless=("failed to listen", "failed to bind"),
             ),
             Family(
                 ("TimeoutError", "RuntimeError"),
@@ -1012,12 +1094,19 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|error: command '\S*nvcc' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set).*)",
             ),
+            # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
+            # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
+            pat(
+                r"(?P<msg>.*(?:ptxas fatal|ptxas error|PTXASError|PTXAS error|PTX codegen error|ptxas application ptx input).*)",
+            ),
         ),
         defaults={"msg": "?", "lib": ""},
         enrich=_enrich_jit,
         examples=(
             example("cuda-graph-capture-failed", error="ninja exited with status 1"),
             "/usr/bin/ld: cannot find -lcudart",
+            # not from the corpus: ptxas's own message for a GPU it does not know
+            "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
         ),
     ),
     Rule(
@@ -1146,7 +1235,26 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="cuda-oom",
         families=(
-            Family(("OutOfMemoryError",), words=("CUDA", "cuda", "GPU", "Tried to allocate")),
+            # torch's OutOfMemoryError from any accelerator's allocator (CUDA, ROCm's HIP,
+            # Ascend's NPU, Intel's XPU, Apple's MPS, the cudaMallocAsync backend's "Allocation
+            # on device …"), in any wording: the device is named, not the host heap
+            Family(
+                ("OutOfMemoryError",),
+                words=(
+                    "CUDA",
+                    "cuda",
+                    "GPU",
+                    "Tried to allocate",
+                    "out of memory",
+                    "HIP",
+                    "NPU",
+                    "XPU",
+                    "MPS",
+                    "device",
+                ),
+            ),
+            # a runtime's own out-of-memory status, raised by any wrapper
+            Family((), words=_DEVICE_OOM_CODES),
         ),
         title="out of GPU memory",
         summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",
@@ -1158,14 +1266,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "because another process holds some."
         ),
         patterns=(
+            # torch's caching allocator, whatever the accelerator (CUDA, ROCm's HIP, Ascend's
+            # torch_npu, Intel's XPU, Moore Threads' MUSA): "<DEV> out of memory. Tried to …"
             pat(
-                r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
+                r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. (?:GPU|NPU|XPU|Device) (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
             ),
             pat(
-                r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
+                r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \((?:GPU|NPU|XPU|Device) (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
             ),
             pat(
-                r"(?P<msg>CUDA out of memory.*|CUDA error: out of memory.*|CUBLAS_STATUS_ALLOC_FAILED.*|NCCL WARN Cuda failure 'out of memory'.*)",
+                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP) error: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN Cuda failure 'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
                 summary="GPU out of memory: {msg}",
             ),
             *said(
