@@ -63,15 +63,29 @@ def _torch_of(text: str) -> str | None:
     return f"a +cu{m['v']} build" if m else None
 
 
+def _capability(figure: str) -> str:
+    """A compute capability as "8.9", from "8.9" or vLLM's "89"; "" when it is none."""
+    if re.fullmatch(r"\d+\.\d", figure):
+        return figure
+    if re.fullmatch(r"\d\d\d?", figure):
+        return f"{figure[:-1]}.{figure[-1]}"
+    return ""
+
+
 def _enrich_arch(detail: dict[str, str], text: str) -> None:
-    floor = detail.get("need", "")
-    if floor[:1].isdigit():
-        # a feature's capability floor ("needs 8.9 or higher"): the GPU is below it, so a
-        # rebuild for this GPU cannot help; the GPU's own figure, when the line gives it
-        have = re.search(
-            r"(?:capability|GPU)(?: of| is|:)? (\d+\.\d)\b(?! or )", detail.get("msg", "")
-        )
-        here = f" (this GPU is {have[1]})" if have and have[1] != floor else ""
+    floor = _capability(detail.get("need", ""))
+    if floor:
+        # a feature's capability floor ("needs 8.9 or higher", "Minimum capability: 89"): the
+        # GPU is below it, so a rebuild for this GPU cannot help; the GPU's own figure, when
+        # the line gives it
+        figures = [
+            _capability(m[1])
+            for m in re.finditer(
+                r"[Cc]apability(?: of| is|:)? ?(\d+(?:\.\d)?)\b(?! or )", detail.get("msg", "")
+            )
+        ]
+        have = next((f for f in figures if f and f != floor), "")
+        here = f" (this GPU is {have})" if have else ""
         detail["fixhint"] = (
             f"this kernel or data type needs a GPU of compute capability {floor} or newer{here}: "
             "choose a checkpoint, quantisation or attention backend this GPU supports (FP8 "

@@ -60,8 +60,10 @@ _ADDR_IN_USE = (
     "EADDRINUSE",
     "Errno 10048",
     "errno: 10048",
+    "WinError 10048",
     "WSAEADDRINUSE",
     "only one usage of each socket address",
+    "Only one usage of each socket address",
 )
 # an accelerator runtime's own status for "out of device memory" (CUDA, HIP, cuBLAS/hipBLAS,
 # Intel's Unified Runtime, Ascend's ACL), whatever exception or log line carries it
@@ -348,7 +350,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
             pat(
                 _EXC
-                + r"(?P<exc>\w+Error): (?P<msg>.*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
+                + r"(?P<exc>\w+Error): (?P<msg>(?=.*(?:[Aa]ttention|ATTN|attn|MLA|mla|MHA|mha|[Ff]lash[Ii]nfer|FlashAttention|flash_attn|fa3|fa4|FA3|FA4|trtllm|TRTLLM))"
+                + r".*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
             ),
             pat(
                 r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
@@ -494,6 +497,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "NVIDIA driver on your system is too old",
                     "Error 804",
                     "forward compatibility",
+                    "InsufficientDriver",
                 ),
             ),
         ),
@@ -517,6 +521,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
             ),
+            # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
+            pat(
+                r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
+            ),
         ),
         preflight_rule=None,
         defaults={"msg": "?", "found": ""},
@@ -524,6 +532,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 804: forward compatibility was attempted on non supported HW",
+            # not from the corpus: the runtime's enum name, as a C++ wrapper prints it
+            "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
         ),
     ),
     Rule(
@@ -541,6 +551,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "No CUDA GPUs are available",
                     "device < num_gpus",
                     "invalid device ordinal",
+                    "No HIP GPUs are available",
+                    "no ROCm-capable device",
+                    "ErrorNoDevice",
                 ),
             ),
         ),
@@ -561,6 +574,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
             ),
+            # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
+            # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
+            pat(
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b).*)",
+            ),
+            # the kernel module and the user-space driver libraries are of different versions
+            # (a driver upgraded without a reboot): no GPU can be used until they match
+            pat(
+                r"(?P<msg>.*(?:Failed to initialize NVML: Driver/library version mismatch|NVML library version mismatch).*)",
+                fixhint="the NVIDIA kernel module and the user-space driver libraries differ in version (a driver update without a reboot, or a container's libraries): reboot the host (or reload the nvidia modules) so `nvidia-smi` works again",
+            ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
@@ -578,6 +602,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: No CUDA GPUs are available",
             "RuntimeError: CUDA error: invalid device ordinal",
+            # not from the corpus: torch on ROCm, a container without /dev/kfd
+            "RuntimeError: No HIP GPUs are available",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
         ),
     ),
@@ -597,6 +623,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "InvalidDeviceFunction",
                     "supported in this architecture",
                     "supported on this architecture",
+                    "NoBinaryForGpu",
+                    "code object for all current devices",
                 ),
             ),
         ),
@@ -625,7 +653,18 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
             # "invalid device function" (a wheel built without this gfx/sm target)
             pat(
-                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction).*)",
+                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices).*)",
+            ),
+            # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
+            # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
+            # ("… too old to be supported by the triton GPU compiler")
+            pat(
+                r"(?P<msg>.*(?:PyTorch no longer supports this GPU because it is too old|too old to be supported by the triton GPU compiler).*)",
+            ),
+            # a capability floor as a number: "Minimum capability: 89. Current capability: 86."
+            # (vLLM's quantisation check), "compute capability >= 7.0"
+            pat(
+                r"(?P<msg>.*(?:[Mm]inimum (?:compute )?capability(?: required)?: ?|[Cc]apability >= ?)(?P<need>\d+(?:\.\d)?)\b.*)",
             ),
             # "<feature> requires a GPU with Compute Capability 8.9 or higher" in any
             # project's words: the needed capability, then "or higher/newer/above"
@@ -645,6 +684,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
             # not from the corpus: ROCm's wording of the same cause (torch's c10/hip checks)
             "RuntimeError: HIP error: hipErrorInvalidDeviceFunction",
+            # not from the corpus: ROCm's loader finding no code object for this gfx target
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036\nhipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+            # not from the corpus: a quantisation method's capability floor
+            "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
             # not from the corpus: a Compute Capability floor in another project's words
             "ValueError: Marlin FP8 kernels need a GPU with compute capability 8.0 or newer; this GPU has 7.5",
         ),
@@ -723,6 +766,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
+                # transformers' "… is not a local folder and is not a valid model identifier
+                # listed on 'https://huggingface.co/models'" names the Hub but says it answered
+                # (the id does not exist): model-not-found's
+                unless=("valid model identifier",),
             ),
         ),
         title="the Hugging Face Hub cannot be reached",
@@ -961,7 +1008,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>\[Errno (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
+                r"(?P<msg>\[(?:Errno|WinError) (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
             ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
@@ -1023,6 +1070,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)"),
             pat(
+                r"(?P<msg>.*The client socket has timed out after \d+m?s while trying to connect to \((?P<host>[^,]+), (?P<port>\d+)\).*)",
+            ),
+            pat(r"(?P<msg>.*connect\(\) timed out\. Original timeout was \d+ ms.*)"),
+            pat(
+                r"(?P<msg>.*Unable to find address for: (?P<iface>[\w.:-]+).*)",
+                fixhint="GLOO_SOCKET_IFNAME (or NCCL_SOCKET_IFNAME) names a network interface this host does not have: set it to one `ip -br addr` lists, the same network on every node",
+            ),
+            pat(
                 r"(?P<msg>.*The client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\).*)",
             ),
             pat(
@@ -1038,6 +1093,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "[rank1]:[E528 08:52:46.164 ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
             "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
+            # not from the corpus: torch >= 2.2's client timeout
+            "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
         ),
     ),
     Rule(
@@ -1065,7 +1122,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         families=(
             Family(
                 ("CalledProcessError", "RuntimeError", "CompilationError"),
-                words=("ninja", "nvcc", "Error building extension"),
+                words=("ninja", "nvcc", "hipcc", "Error building extension", "CppCompileError"),
             ),
             # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
             # Triton, setuptools, DeepGEMM/flashinfer JIT)
@@ -1092,7 +1149,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
             ),
             pat(
-                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|error: command '\S*nvcc' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set).*)",
+                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed).*)",
             ),
             # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
             # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
@@ -1107,6 +1164,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "/usr/bin/ld: cannot find -lcudart",
             # not from the corpus: ptxas's own message for a GPU it does not know
             "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
+            # not from the corpus: Triton without a host compiler (it builds its launcher in C)
+            "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
         ),
     ),
     Rule(
@@ -1219,6 +1278,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r"(?P<exc>OSError|MemoryError): (?P<msg>\[Errno 12\] Cannot allocate memory.*)",
                 fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
             ),
+            # torch's CPU allocator, and Windows' commit limit (a paging file too small for
+            # the process's mappings: error 1455)
+            pat(
+                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array).*)",
+                fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
+            ),
             pat(
                 # the first "Bus error" is kept (atomic group): linear even when no shm word follows
                 r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
@@ -1230,6 +1295,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "OSError: [Errno 12] Cannot allocate memory",
             "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device",
+            # not from the corpus: torch's CPU allocator refusing
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)",
         ),
     ),
     Rule(
@@ -1275,7 +1342,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \((?:GPU|NPU|XPU|Device) (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
             ),
             pat(
-                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP) error: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN Cuda failure 'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
+                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP) error: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
                 summary="GPU out of memory: {msg}",
             ),
             *said(
