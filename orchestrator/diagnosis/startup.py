@@ -961,13 +961,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 role=FALLBACK,
                 summary="a request to the server's own address went through an HTTP proxy, which answered HTTP {status} ({target})",
             ),
-            # requests' raise_for_status on a loopback URL with a proxy's typical status, or a
-            # ProxyError on a loopback host: the proxy variables cover 127.0.0.1
+            # requests' raise_for_status on a loopback URL with a proxy's typical status (never
+            # the Hub's 403: the URL is this host's), or a ProxyError on a loopback host: the
+            # proxy variables cover 127.0.0.1
             pat(
                 r"(?P<msg>.*\b(?P<status>403|407|502|504) (?:Client|Server) Error: [\w ]{1,60} for url: https?://"
                 + _LOOPBACK
                 + r"\b.*)",
-                role=FALLBACK,
             ),
             pat(
                 r"(?P<msg>.*host='"
@@ -1376,6 +1376,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total capacity of 139.72 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 138.69 GiB memory in use.",
             example("not-enough-memory")
             + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),
+            # not from the corpus: ROCm's HIP allocator, the same torch message
+            "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.50 GiB. GPU 5 has a total capacity of 191.98 GiB of which 2.12 GiB is free.",
         ),
     ),
     Rule(
