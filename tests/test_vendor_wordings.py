@@ -89,6 +89,12 @@ WORDINGS: list[tuple[str, str]] = [
         "(head size 576 not supported), TRITON_MLA (compute capability not supported)",
         "attention-backend-unsupported",
     ),
+    # an attention kernel's own launch refused: the backend's, not the generic arch rule's
+    (
+        "RuntimeError: CUDA error: invalid device function (at "
+        "/workspace/flash-attention/hopper/flash_fwd_launch_template.h:180)",
+        "attention-backend-unsupported",
+    ),
     # JIT builds: the PTX assembler, the host compilers
     (
         "triton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n"
@@ -113,6 +119,19 @@ WORDINGS: list[tuple[str, str]] = [
         "only one usage of each socket address (protocol/network address/port) is normally "
         "permitted",
         "port-in-use",
+    ),
+    # ROCm >= 6's code for a GPU the binary has no code object for
+    (
+        "RuntimeError: HIP error: shared object initialization failed\nHIP kernel errors might "
+        "be asynchronously reported at some other API call",
+        "kernel-unsupported-arch",
+    ),
+    # the master cannot bind its address: a wrong --dist-init-addr (EADDRNOTAVAIL)
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+        "local network address. The server socket has failed to bind to 10.9.8.7:5000 (errno: "
+        "99 - Cannot assign requested address).",
+        "dist-init-timeout",
     ),
     # c10d's multi-line message under a bare exception line (no traceback header)
     (

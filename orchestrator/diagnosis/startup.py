@@ -356,6 +356,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
             ),
+            # a CUDA/HIP error raised in an attention kernel's own source refusing its launch
+            # (the signal below, as a pattern: it must outrank kernel-unsupported-arch's
+            # generic "invalid device function" on the same line); the first error is kept
+            # (atomic group) so that a line of repeated errors stays linear
+            pat(
+                r"\A(?P<msg>(?>.*?(?:CUDA|HIP) error: (?:invalid argument|invalid device function|operation not supported))"
+                + r"(?=.*(?:"
+                + "|".join(re.escape(k) for k in code.ATTENTION_KERNEL_SOURCES)
+                + r")).*)",
+            ),
             # the engine's backend selector found none that fits this GPU and model (vLLM's
             # "No valid attention backend found for cuda… Reasons: {…}", any casing)
             pat(
@@ -577,7 +587,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
             # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
             pat(
-                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b).*)",
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b).*)",
             ),
             # the kernel module and the user-space driver libraries are of different versions
             # (a driver upgraded without a reboot): no GPU can be used until they match
@@ -653,7 +663,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
             # "invalid device function" (a wheel built without this gfx/sm target)
             pat(
-                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices).*)",
+                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
             ),
             # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
             # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
@@ -1038,9 +1048,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "RendezvousConnectionError",
                     "RendezvousTimeoutError",
                 ),
-                # the master's own socket could not bind (a port taken or privileged, an
-                # address not on this host): a local socket error, not a rendezvous failure
-                unless=("failed to listen", "failed to bind"),
+                # the master's socket refused a privileged port (EACCES, errno 13): a local
+                # permission, not the ranks failing to meet (a taken port is port-in-use's,
+                # whose family comes first; an address not on this host, errno 99, is a wrong
+                # --dist-init-addr and stays here)
+                unless=("Permission denied", "errno: 13", "EACCES"),
             ),
             Family(
                 ("TimeoutError", "RuntimeError"),
