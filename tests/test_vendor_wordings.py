@@ -42,7 +42,25 @@ WORDINGS: list[tuple[str, str]] = [
     ("RuntimeError: HIP error: out of memory", "cuda-oom"),
     ("node-1:48213:48390 [0] NCCL WARN Cuda failure 2 'out of memory'", "cuda-oom"),
     ("RuntimeError: ACL_ERROR_RT_MEMORY_ALLOCATION: the device has no memory left", "cuda-oom"),
+    ("RuntimeError: CUDA driver error: out of memory", "cuda-oom"),
+    ("ggml_cuda_init: cudaMalloc failed: out of memory", "cuda-oom"),
     # no usable device, any vendor
+    (
+        "RuntimeError: CUDA unknown error - this may be due to an incorrectly set up "
+        "environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. "
+        "Setting the available devices to be zero.",
+        "gpu-unavailable",
+    ),
+    (
+        'docker: Error response from daemon: could not select device driver "" with '
+        "capabilities: [[gpu]].",
+        "gpu-unavailable",
+    ),
+    (
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please "
+        "update your driver to a newer version, or use an earlier cuda container: unknown.",
+        "driver-too-old",
+    ),
     ("RuntimeError: No HIP GPUs are available", "gpu-unavailable"),
     ("RuntimeError: HIP error: no ROCm-capable device is detected", "gpu-unavailable"),
     ("Failed to initialize NVML: Driver/library version mismatch", "gpu-unavailable"),
@@ -83,6 +101,12 @@ WORDINGS: list[tuple[str, str]] = [
         "are ('fp8e4b15', 'fp8e5')",
         "kernel-unsupported-arch",
     ),
+    ("RuntimeError: Unsupported SM version: 75", "kernel-unsupported-arch"),
+    (
+        "ERROR : Arch conditional MMA instruction used without targeting appropriate compute "
+        "capability. Aborting.",
+        "kernel-unsupported-arch",
+    ),
     # a backend selector that finds none
     (
         "ValueError: No available attention backend for this model on this GPU: FLASHINFER "
@@ -102,6 +126,12 @@ WORDINGS: list[tuple[str, str]] = [
         "jit-build-failed",
     ),
     ("collect2: error: ld returned 1 exit status", "jit-build-failed"),
+    ("nvcc fatal   : Unsupported gpu architecture 'compute_120'", "jit-build-failed"),
+    (
+        "RuntimeError: NVRTC compilation failed: nvrtc: error: invalid value for "
+        "--gpu-architecture (-arch)",
+        "jit-build-failed",
+    ),
     (
         "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
         "jit-build-failed",
@@ -141,6 +171,11 @@ WORDINGS: list[tuple[str, str]] = [
         "port-in-use",
     ),
     # the ranks could not meet
+    (
+        "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, "
+        "for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
+        "dist-init-timeout",
+    ),
     (
         "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms "
         "while trying to connect to (10.0.0.1, 29500).",
@@ -219,6 +254,12 @@ LOOKALIKES: list[tuple[str, str]] = [
         "RuntimeError: CUDA error: operation not supported\nCUDA kernel errors might be "
         "asynchronously reported at some other API call, so the stacktrace below might be "
         "incorrect.\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        "unknown",
+    ),
+    # a kernel's shared-memory budget is no device out-of-memory
+    (
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: "
+        "131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",
         "unknown",
     ),
     # the JVM's heap is not a GPU's memory

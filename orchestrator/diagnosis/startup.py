@@ -531,6 +531,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
             ),
+            # the NVIDIA container toolkit refusing an image whose CUDA needs a newer driver
+            pat(
+                r"(?P<msg>.*unsatisfied condition: cuda ?>= ?(?P<need>\d+\.\d+).*)",
+            ),
             # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
             pat(
                 r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
@@ -564,6 +568,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "No HIP GPUs are available",
                     "no ROCm-capable device",
                     "ErrorNoDevice",
+                    "CUDA unknown error",
                 ),
             ),
         ),
@@ -583,6 +588,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
+            ),
+            # torch's CUDA init gave up (nvidia_uvm not loaded, a container without the device
+            # nodes, a suspended GPU): it sets the device count to zero
+            pat(
+                r"(?P<msg>.*CUDA unknown error - this may be due to an incorrectly set up environment.*)",
+            ),
+            # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
+            pat(
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: initialization error).*)",
+                fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
             # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
@@ -664,6 +679,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # "invalid device function" (a wheel built without this gfx/sm target)
             pat(
                 r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
+            ),
+            # a kernel library's own arch check (flashinfer, DeepGEMM, sgl-kernel), CUTLASS's
+            # trap for an instruction of another generation (nvcc's lower-case "Unsupported gpu
+            # architecture 'compute_120'" is a build failure: jit-build-failed)
+            pat(
+                r"(?P<msg>.*(?:\bUnsupported (?:SM|sm|CUDA arch|arch|architecture|GPU arch)\b(?! 'compute_)|Arch conditional MMA instruction used without targeting appropriate compute capability).*)",
             ),
             # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
             # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
@@ -1097,7 +1118,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 _EXC
-                + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
+                + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
             ),
         ),
         defaults={"msg": "?", "host": "", "port": "?"},
@@ -1161,7 +1182,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
             ),
             pat(
-                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed).*)",
+                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed|nvrtc: error|NVRTC compilation failed|NVRTC_ERROR_\w+).*)",
             ),
             # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
             # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
@@ -1293,7 +1314,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # torch's CPU allocator, and Windows' commit limit (a paging file too small for
             # the process's mappings: error 1455)
             pat(
-                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array).*)",
+                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
                 fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
             ),
             pat(
@@ -1354,7 +1375,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \((?:GPU|NPU|XPU|Device) (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
             ),
             pat(
-                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP) error: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
+                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP)(?: driver)? error: out of memory.*|(?:cuda|hip)Malloc\w{0,12} failed: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
                 summary="GPU out of memory: {msg}",
             ),
             *said(
