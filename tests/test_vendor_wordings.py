@@ -126,6 +126,15 @@ WORDINGS: list[tuple[str, str]] = [
         "jit-build-failed",
     ),
     ("collect2: error: ld returned 1 exit status", "jit-build-failed"),
+    # a new wording raised by a Triton compiler stage itself
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/dist-packages/triton/backends/amd/compiler.py", line 401, '
+        "in make_hsaco\n"
+        "    raise RuntimeError(f'lld failed: {err}')\n"
+        "RuntimeError: lld failed: ld.lld: error: unable to find library -lamdhip64",
+        "jit-build-failed",
+    ),
     ("nvcc fatal   : Unsupported gpu architecture 'compute_120'", "jit-build-failed"),
     (
         "RuntimeError: NVRTC compilation failed: nvrtc: error: invalid value for "

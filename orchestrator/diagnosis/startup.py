@@ -1163,6 +1163,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
                 frames=code.BUILD_PACKAGES,
             ),
+            # any exception raised by one of Triton's compiler stages (its own raise site)
+            Family((), site_functions=code.TRITON_COMPILE_STAGES),
         ),
         # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
         signals=(Signal(("compiler",), words=("error",)),),
