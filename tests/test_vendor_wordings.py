@@ -271,6 +271,9 @@ LOOKALIKES: list[tuple[str, str]] = [
         "131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",
         "unknown",
     ),
+    # a CPU architecture is not a GPU's
+    ("RuntimeError: Unsupported architecture: aarch64", "unknown"),
+    ("RuntimeError: AVX512 instructions are not supported on this architecture", "unknown"),
     # the JVM's heap is not a GPU's memory
     ("java.lang.OutOfMemoryError: Java heap space", "unknown"),
     # a privileged port (EACCES) is neither a taken port nor a rendezvous failure

@@ -646,8 +646,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "GPU architecture is not supported",
                     "invalid device function",
                     "InvalidDeviceFunction",
-                    "supported in this architecture",
-                    "supported on this architecture",
                     "NoBinaryForGpu",
                     "code object for all current devices",
                 ),
@@ -681,10 +679,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
             ),
             # a kernel library's own arch check (flashinfer, DeepGEMM, sgl-kernel), CUTLASS's
-            # trap for an instruction of another generation (nvcc's lower-case "Unsupported gpu
-            # architecture 'compute_120'" is a build failure: jit-build-failed)
+            # trap for an instruction of another generation; never a bare "Unsupported
+            # architecture" (a CPU's: aarch64 on Grace hosts) nor nvcc's lower-case "Unsupported
+            # gpu architecture 'compute_120'" (a build failure: jit-build-failed)
             pat(
-                r"(?P<msg>.*(?:\bUnsupported (?:SM|sm|CUDA arch|arch|architecture|GPU arch)\b(?! 'compute_)|Arch conditional MMA instruction used without targeting appropriate compute capability).*)",
+                r"(?P<msg>.*(?:\bUnsupported (?:SM|sm|CUDA arch|GPU arch|GPU architecture|compute capability)\b|Arch conditional MMA instruction used without targeting appropriate compute capability).*)",
             ),
             # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
             # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
@@ -703,9 +702,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*[Cc]ompute [Cc]apability (?:of )?(?:>= ?)?(?P<need>\d+\.\d)\+? or (?:higher|above|newer|later|greater).*)",
             ),
             # a dtype or instruction the compiler refuses on this GPU generation (Triton's
-            # "type fp8e4nv not supported in this architecture")
+            # "type fp8e4nv not supported in this architecture"); the line must speak of a GPU
+            # or a GPU dtype (a CPU's architecture is no GPU's)
             pat(
-                r"(?P<msg>.*\bnot supported (?:in|on|by|for) (?:this|the current|your) (?:GPU |GPU's |device |CUDA )?(?:architecture|arch)\b.*)",
+                r"\A(?=.*(?:fp8|fp16|bf16|float8|dtype|GPU|CUDA|cuda|sm_\d|wgmma|[Tt]riton))"
+                + r"(?P<msg>.*\bnot supported (?:in|on|by|for) (?:this|the current|your) (?:GPU |GPU's |device |CUDA )?(?:architecture|arch)\b.*)",
             ),
         ),
         defaults={"msg": "?", "sm": "?"},
