@@ -99,6 +99,9 @@ def _family_line(fam: Family) -> str:
     if fam.site_functions:
         fns = " / ".join(f"`{f}`" for f in fam.site_functions)
         joined = (f"{joined} and " if joined else "") + f"raised by {fns} itself"
+    if fam.unless:
+        nots = " or ".join(f"“{w}”" for w in fam.unless)
+        joined = (f"{joined}, " if joined else "") + f"unless its message says {nots}"
     return f"Also named, in any wording, for {exc}" + (f" {joined}" if joined else "") + "."
 
 

@@ -701,7 +701,10 @@ def _raised(
             for j in _block(entries, i)
             if (fm := S.FRAME.match(entries[j].text)) is not None
         )
-        out.append(S.Raised(m["type"], (m["msg"] or "").strip(), i, frames))
+        # a pasted exception without its traceback keeps its continuation lines too
+        # ("DistNetworkError:" then "name: EADDRINUSE," on the lines below)
+        message, _ = S.exception_message(entries, i, m["msg"] or "")
+        out.append(S.Raised(m["type"], message, i, frames))
     out.sort(key=lambda r: r.index)
     return out
 

@@ -63,7 +63,35 @@ def _torch_of(text: str) -> str | None:
     return f"a +cu{m['v']} build" if m else None
 
 
+def _capability(figure: str) -> str:
+    """A compute capability as "8.9", from "8.9" or vLLM's "89"; "" when it is none."""
+    if re.fullmatch(r"\d+\.\d", figure):
+        return figure
+    if re.fullmatch(r"\d\d\d?", figure):
+        return f"{figure[:-1]}.{figure[-1]}"
+    return ""
+
+
 def _enrich_arch(detail: dict[str, str], text: str) -> None:
+    floor = _capability(detail.get("need", ""))
+    if floor:
+        # a feature's capability floor ("needs 8.9 or higher", "Minimum capability: 89"): the
+        # GPU is below it, so a rebuild for this GPU cannot help; the GPU's own figure, when
+        # the line gives it
+        figures = [
+            _capability(m[1])
+            for m in re.finditer(
+                r"[Cc]apability(?: of| is|:)? ?(\d+(?:\.\d)?)\b(?! or )", detail.get("msg", "")
+            )
+        ]
+        have = next((f for f in figures if f and f != floor), "")
+        here = f" (this GPU is {have})" if have else ""
+        detail["fixhint"] = (
+            f"this kernel or data type needs a GPU of compute capability {floor} or newer{here}: "
+            "choose a checkpoint, quantisation or attention backend this GPU supports (FP8 "
+            "kernels need 8.9+, for one), or run on a newer GPU"
+        )
+        return
     sm = (
         int(detail["sm"].strip("sm_a"))
         if detail.get("sm", "?")[-1:].isdigit()
@@ -261,6 +289,15 @@ def _enrich_jit(detail: dict[str, str], text: str) -> None:
             "visible (CUDA_HOME=/usr/local/cuda-X.Y and LIBRARY_PATH/LD_LIBRARY_PATH in "
             "[unit.environment]); a libcudart.so symlink next to libcudart.so.12 is what is missing "
             "when only the runtime is installed"
+        )
+    elif re.search(r"ptxas|PTXAS|PTX codegen", detail.get("msg", "") + "\n" + text):
+        arch = re.search(r"Value '(sm_\w+)' is not defined", detail.get("msg", "") + "\n" + text)
+        detail["fixhint"] = (
+            "the PTX assembler (ptxas) that the JIT compiler (Triton, torch inductor) runs "
+            + (f"does not know {arch[1]}, " if arch else "refused the kernel, most often ")
+            + "a ptxas older than this GPU: upgrade Triton (it bundles its ptxas) or set "
+            "TRITON_PTXAS_PATH in [unit.environment] to the ptxas of a CUDA toolkit that lists "
+            "this GPU (`ptxas --list-gpu-arch`)"
         )
     else:
         detail["fixhint"] = (

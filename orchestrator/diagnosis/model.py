@@ -246,7 +246,8 @@ class Family:
     `and_words`: the message must ALSO hold one of these (a topic AND what went wrong, e.g.
     "LoRA" and "support"). `site_functions`: the exception was raised in one of these
     functions (its innermost frame), not merely below them (a warm-up's own assertion, not
-    a CUDA error deep in the model the warm-up ran)."""
+    a CUDA error deep in the model the warm-up ran). `unless`: a message holding one of these
+    words is not of the family (a narrower cause the same exception type also carries)."""
 
     exceptions: tuple[str, ...]
     words: tuple[str, ...] = ()
@@ -255,6 +256,7 @@ class Family:
     summary: str | None = None  # a template over exc, msg, frame
     and_words: tuple[str, ...] = ()
     site_functions: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()  # a message holding one of these is not of the family
 
     def matches(
         self,
@@ -264,6 +266,8 @@ class Family:
         site_function: str | None = None,
     ) -> bool:
         if self.exceptions and name not in self.exceptions:
+            return False
+        if self.unless and any(w in message for w in self.unless):
             return False
         if self.and_words and not any(w in message for w in self.and_words):
             return False

@@ -65,10 +65,12 @@ _CUDA_FAULT = (
 _DRAFT_STEP = sgl_code.DRAFT_STEP
 _VERIFY_STEP = sgl_code.VERIFY_STEP
 _SERVING_LOOP = sgl_code.SERVING_LOOP
+# CUDA's and ROCm's HIP runtime print the same status strings ("HIP error: an illegal memory
+# access was encountered"); their enum names too (cudaErrorIllegalAddress, hipErrorIllegalAddress)
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?CUDA error\b[^']*?'?(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP) error\b[^']*?'?(?P<msg>"
     + _CUDA_FAULT
-    + ")"
+    + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure))"
 )
 _PCI = r"(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?"
 
@@ -233,6 +235,10 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     _CUDA_FAULT_LINE,
                 ),
+                # ROCm's own report of a GPU page fault (the HIP runtime aborts the process)
+                pat(
+                    r"(?P<msg>Memory access fault by GPU node-\d+ \(Agent handle: \w+\) on address \w+\. Reason: .*)",
+                ),
             ),
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
             examples=(
@@ -241,11 +247,21 @@ def _make() -> tuple[Rule, ...]:
                     "draft_forward",
                     "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
                 ),
+                # not from the corpus: ROCm's page-fault report
+                "Memory access fault by GPU node-2 (Agent handle: 0x55d1c0a3e2a0) on address 0x7f2a1c000000. Reason: Page not present or supervisor privilege.",
             ),
         ),
         Rule(
             id="cuda-device-assert",
-            families=(Family(("AcceleratorError", "RuntimeError"), words=("device-side assert",)),),
+            # cudaErrorAssert's / hipErrorAssert's own text, never torch's trailer under every
+            # CUDA or HIP error ("Compile with `TORCH_USE_CUDA_DSA` to enable device-side
+            # assertions."), which would make any CUDA error a device assertion
+            families=(
+                Family(
+                    ("AcceleratorError", "RuntimeError"),
+                    words=("device-side assert triggered", "cudaErrorAssert", "hipErrorAssert"),
+                ),
+            ),
             title="a device-side assertion failed in a CUDA kernel",
             summary="a device-side assertion failed in a CUDA kernel: {msg}",
             fix=(
@@ -265,13 +281,15 @@ def _make() -> tuple[Rule, ...]:
                     r"(?P<file>[\w/.\\-]+\.cu):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
                 ),
                 pat(
-                    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?CUDA error: (?P<msg>device-side assert triggered)",
+                    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:CUDA|HIP) error: (?P<msg>device-side assert triggered)",
                 ),
             ),
             defaults={"msg": "?"},
             examples=(
                 '/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:94: operator(): block: [1305,0,0], thread: [82,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.',
                 "torch.AcceleratorError: CUDA error: device-side assert triggered",
+                # not from the corpus: ROCm's wording
+                "RuntimeError: HIP error: device-side assert triggered",
             ),
         ),
         Rule(
@@ -299,16 +317,32 @@ def _make() -> tuple[Rule, ...]:
                 "generic nccl-error it also matches."
             ),
             patterns=(
+                # every torch release's words: "[Rank N]", "[PG 0 Rank N]" or "[PG ID 2 PG GUID 3
+                # Rank N]" before it; SeqNum (torch >= 1.13) and the Numel fields optional
                 pat(
-                    r"(?:\[Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
-                    r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
+                    r"(?:Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
+                    r"Work(?:NCCL|HCCL|XCCL)\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
                     r"ran for (?P<ran_ms>\d+) milliseconds before timing out",
+                ),
+                # torch >= 2.4 splits it: "[PG ID 2 PG GUID 3 Rank 3] Timeout at NCCL work: 32,
+                # last enqueued NCCL work: 32, last completed NCCL work: 31."
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?Timeout at NCCL work: (?P<seq>\d+), last enqueued NCCL work",
+                    summary=(
+                        "an NCCL collective (work {seq}) on rank {rank} timed out: one rank stopped "
+                        "taking part (stuck, dead, or its GPU or NVLink failed) and the others "
+                        "timed out waiting for it"
+                    ),
                 ),
             ),
             explains=("nccl-error",),
             defaults={"rank": "?", "op": "collective", "ran_ms": "?", "timeout_ms": "?"},
             examples=(
                 "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=7340032, NumelOut=7340032, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
+                # not from the corpus: torch 1.x, before SeqNum was printed
+                "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800742 milliseconds before timing out.",
+                # not from the corpus: torch >= 2.4's PG-tagged split form
+                "[rank5]:[E1203 10:02:11.000000 7 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 5] Timeout at NCCL work: 118, last enqueued NCCL work: 118, last completed NCCL work: 117.",
             ),
         ),
         Rule(

@@ -49,6 +49,8 @@ __all__ = ["STARTUP_RULES"]
 
 # EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
 # the short "Address in use")
+# EADDRINUSE in every errno table: Linux 98, macOS/BSD 48 (whose text is "Address already in
+# use" too), Windows' WSAEADDRINUSE 10048 and its own sentence
 _ADDR_IN_USE = (
     "Errno 98",
     "errno: 98",
@@ -56,7 +58,26 @@ _ADDR_IN_USE = (
     "ddress already in use",
     "Address in use",
     "EADDRINUSE",
+    "Errno 10048",
+    "errno: 10048",
+    "WinError 10048",
+    "WSAEADDRINUSE",
+    "only one usage of each socket address",
+    "Only one usage of each socket address",
 )
+# an accelerator runtime's own status for "out of device memory" (CUDA, HIP, cuBLAS/hipBLAS,
+# Intel's Unified Runtime, Ascend's ACL), whatever exception or log line carries it
+_DEVICE_OOM_CODES = (
+    "cudaErrorMemoryAllocation",
+    "hipErrorOutOfMemory",
+    "hipErrorMemoryAllocation",
+    "CUBLAS_STATUS_ALLOC_FAILED",
+    "HIPBLAS_STATUS_ALLOC_FAILED",
+    "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+    "ACL_ERROR_RT_MEMORY_ALLOCATION",
+)
+# this host's own addresses as a URL or requests' host= names them (loopback, the wildcard)
+_LOOPBACK = r"(?:0\.0\.0\.0|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1?\])"
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
@@ -329,10 +350,26 @@ STARTUP_RULES: tuple[Rule, ...] = (
             *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
             pat(
                 _EXC
-                + r"(?P<exc>\w+Error): (?P<msg>.*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
+                + r"(?P<exc>\w+Error): (?P<msg>(?=.*(?:[Aa]ttention|ATTN|attn|MLA|mla|MHA|mha|[Ff]lash[Ii]nfer|FlashAttention|flash_attn|fa3|fa4|FA3|FA4|trtllm|TRTLLM))"
+                + r".*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
             ),
             pat(
                 r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
+            ),
+            # a CUDA/HIP error raised in an attention kernel's own source refusing its launch
+            # (the signal below, as a pattern: it must outrank kernel-unsupported-arch's
+            # generic "invalid device function" on the same line); the first error is kept
+            # (atomic group) so that a line of repeated errors stays linear
+            pat(
+                r"\A(?P<msg>(?>.*?(?:CUDA|HIP) error: (?:invalid argument|invalid device function|operation not supported))"
+                + r"(?=.*(?:"
+                + "|".join(re.escape(k) for k in code.ATTENTION_KERNEL_SOURCES)
+                + r")).*)",
+            ),
+            # the engine's backend selector found none that fits this GPU and model (vLLM's
+            # "No valid attention backend found for cuda… Reasons: {…}", any casing)
+            pat(
+                r"(?P<msg>.*\b(?:[Nn]o (?:valid|available|suitable|supported|compatible)|[Cc]ould not find an?|[Cc]annot find an?|[Ff]ailed to find an?|[Uu]nable to find an?) (?:[\w-]+ )?[Aa]ttention [Bb]ackend\b.*)",
             ),
         ),
         preflight_rule="trtllm-mla-needs-blackwell",
@@ -341,6 +378,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "AssertionError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid GDN models. Got attention_backend=flashinfer.",
             example("trtllm-mla-blackwell"),
+            # not from the corpus: the selector finding no backend, in another wording
+            "RuntimeError: Could not find a compatible attention backend for head_size=576 on this GPU",
         ),
     ),
     Rule(
@@ -468,6 +507,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "NVIDIA driver on your system is too old",
                     "Error 804",
                     "forward compatibility",
+                    "InsufficientDriver",
                 ),
             ),
         ),
@@ -491,6 +531,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
             ),
+            # the NVIDIA container toolkit refusing an image whose CUDA needs a newer driver
+            pat(
+                r"(?P<msg>.*unsatisfied condition: cuda ?>= ?(?P<need>\d+\.\d+).*)",
+            ),
+            # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
+            pat(
+                r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
+            ),
         ),
         preflight_rule=None,
         defaults={"msg": "?", "found": ""},
@@ -498,6 +546,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 804: forward compatibility was attempted on non supported HW",
+            # not from the corpus: the runtime's enum name, as a C++ wrapper prints it
+            "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
         ),
     ),
     Rule(
@@ -515,6 +565,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "No CUDA GPUs are available",
                     "device < num_gpus",
                     "invalid device ordinal",
+                    "No HIP GPUs are available",
+                    "no ROCm-capable device",
+                    "ErrorNoDevice",
+                    "CUDA unknown error",
                 ),
             ),
         ),
@@ -535,6 +589,27 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
             ),
+            # torch's CUDA init gave up (nvidia_uvm not loaded, a container without the device
+            # nodes, a suspended GPU): it sets the device count to zero
+            pat(
+                r"(?P<msg>.*CUDA unknown error - this may be due to an incorrectly set up environment.*)",
+            ),
+            # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
+            pat(
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: initialization error).*)",
+                fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
+            ),
+            # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
+            # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
+            pat(
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b).*)",
+            ),
+            # the kernel module and the user-space driver libraries are of different versions
+            # (a driver upgraded without a reboot): no GPU can be used until they match
+            pat(
+                r"(?P<msg>.*(?:Failed to initialize NVML: Driver/library version mismatch|NVML library version mismatch).*)",
+                fixhint="the NVIDIA kernel module and the user-space driver libraries differ in version (a driver update without a reboot, or a container's libraries): reboot the host (or reload the nvidia modules) so `nvidia-smi` works again",
+            ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
@@ -552,6 +627,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: No CUDA GPUs are available",
             "RuntimeError: CUDA error: invalid device ordinal",
+            # not from the corpus: torch on ROCm, a container without /dev/kfd
+            "RuntimeError: No HIP GPUs are available",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
         ),
     ),
@@ -567,6 +644,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "unsupported toolchain",
                     "GPUs or newer",
                     "GPU architecture is not supported",
+                    "invalid device function",
+                    "InvalidDeviceFunction",
+                    "NoBinaryForGpu",
+                    "code object for all current devices",
                 ),
             ),
         ),
@@ -592,12 +673,55 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:the provided PTX was compiled with an unsupported toolchain|device kernel image is invalid).*)",
             ),
+            # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
+            # "invalid device function" (a wheel built without this gfx/sm target)
+            pat(
+                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
+            ),
+            # a kernel library's own arch check (flashinfer, DeepGEMM, sgl-kernel), CUTLASS's
+            # trap for an instruction of another generation; never a bare "Unsupported
+            # architecture" (a CPU's: aarch64 on Grace hosts) nor nvcc's lower-case "Unsupported
+            # gpu architecture 'compute_120'" (a build failure: jit-build-failed)
+            pat(
+                r"(?P<msg>.*(?:\bUnsupported (?:SM|sm|CUDA arch|GPU arch|GPU architecture|compute capability)\b|Arch conditional MMA instruction used without targeting appropriate compute capability).*)",
+            ),
+            # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
+            # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
+            # ("… too old to be supported by the triton GPU compiler")
+            pat(
+                r"(?P<msg>.*(?:PyTorch no longer supports this GPU because it is too old|too old to be supported by the triton GPU compiler).*)",
+            ),
+            # a capability floor as a number: "Minimum capability: 89. Current capability: 86."
+            # (vLLM's quantisation check), "compute capability >= 7.0"
+            pat(
+                r"(?P<msg>.*(?:[Mm]inimum (?:compute )?capability(?: required)?: ?|[Cc]apability >= ?)(?P<need>\d+(?:\.\d)?)\b.*)",
+            ),
+            # "<feature> requires a GPU with Compute Capability 8.9 or higher" in any
+            # project's words: the needed capability, then "or higher/newer/above"
+            pat(
+                r"(?P<msg>.*[Cc]ompute [Cc]apability (?:of )?(?:>= ?)?(?P<need>\d+\.\d)\+? or (?:higher|above|newer|later|greater).*)",
+            ),
+            # a dtype or instruction the compiler refuses on this GPU generation (Triton's
+            # "type fp8e4nv not supported in this architecture"); the line must speak of a GPU
+            # or a GPU dtype (a CPU's architecture is no GPU's)
+            pat(
+                r"\A(?=.*(?:fp8|fp16|bf16|float8|dtype|GPU|CUDA|cuda|sm_\d|wgmma|[Tt]riton))"
+                + r"(?P<msg>.*\bnot supported (?:in|on|by|for) (?:this|the current|your) (?:GPU |GPU's |device |CUDA )?(?:architecture|arch)\b.*)",
+            ),
         ),
         defaults={"msg": "?", "sm": "?"},
         enrich=_enrich_arch,
         examples=(
             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
+            # not from the corpus: ROCm's wording of the same cause (torch's c10/hip checks)
+            "RuntimeError: HIP error: hipErrorInvalidDeviceFunction",
+            # not from the corpus: ROCm's loader finding no code object for this gfx target
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036\nhipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+            # not from the corpus: a quantisation method's capability floor
+            "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
+            # not from the corpus: a Compute Capability floor in another project's words
+            "ValueError: Marlin FP8 kernels need a GPU with compute capability 8.0 or newer; this GPU has 7.5",
         ),
     ),
     Rule(
@@ -674,6 +798,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
+                # transformers' "… is not a local folder and is not a valid model identifier
+                # listed on 'https://huggingface.co/models'" names the Hub but says it answered
+                # (the id does not exist): model-not-found's
+                unless=("valid model identifier",),
             ),
         ),
         title="the Hugging Face Hub cannot be reached",
@@ -855,6 +983,30 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*warmup error:.*(?:ProxyError|Tunnel connection failed|407 Proxy Authentication Required).*)",
                 status="407",
             ),
+            # a request to this host's own loopback or wildcard address written in proxy form
+            # (an absolute URL as the target: urllib3/requests log it so only when they send it
+            # to a proxy) and refused: whoever sent it, a proxy answered for the server
+            pat(
+                r'"(?:GET|POST|HEAD|PUT) (?P<target>https?://'
+                + _LOOPBACK
+                + r'(?::\d{1,5})?/\S{0,300}) HTTP/[\d.]{1,3}" (?P<status>[45]\d\d)\b',
+                role=FALLBACK,
+                summary="a request to the server's own address went through an HTTP proxy, which answered HTTP {status} ({target})",
+            ),
+            # requests' raise_for_status on a loopback URL with a proxy's typical status (never
+            # the Hub's 403: the URL is this host's), or a ProxyError on a loopback host: the
+            # proxy variables cover 127.0.0.1
+            pat(
+                r"(?P<msg>.*\b(?P<status>403|407|502|504) (?:Client|Server) Error: [\w ]{1,60} for url: https?://"
+                + _LOOPBACK
+                + r"\b.*)",
+            ),
+            pat(
+                r"(?P<msg>.*host='"
+                + _LOOPBACK
+                + r"'.{0,300}?(?:ProxyError|Tunnel connection failed|Proxy Authentication Required).*)",
+                status="407",
+            ),
         ),
         defaults={"msg": "?", "status": "?"},
         enrich=_enrich_warmup,
@@ -864,6 +1016,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 "_execute_server_warmup",
                 "AssertionError: res=<Response [502]>, res.text=''",
             ),
+            # not from the corpus: the proxy's answer as urllib3's debug log shows it
+            'http://proxy.corp:3128 "POST http://127.0.0.1:30000/generate HTTP/1.1" 502 0',
+            # not from the corpus: requests refused by a proxy on the way to 127.0.0.1
+            "requests.exceptions.ProxyError: HTTPConnectionPool(host='127.0.0.1', port=30000): Max retries exceeded with url: /get_model_info (Caused by ProxyError('Unable to connect to proxy', OSError('Tunnel connection failed: 403 Forbidden')))",
         ),
     ),
     Rule(
@@ -884,7 +1040,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>\[Errno 98\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?[Aa]ddress already in use)",
+                r"(?P<msg>\[(?:Errno|WinError) (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
             ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
@@ -900,6 +1056,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+            # not from the corpus: Windows' WSAEADDRINUSE as Python's asyncio prints it
+            "OSError: [Errno 10048] error while attempting to bind on address ('0.0.0.0', 30000): only one usage of each socket address (protocol/network address/port) is normally permitted",
         ),
     ),
     Rule(
@@ -911,7 +1069,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "DistStoreError",
                     "RendezvousConnectionError",
                     "RendezvousTimeoutError",
-                )
+                ),
+                # the master's socket refused a privileged port (EACCES, errno 13): a local
+                # permission, not the ranks failing to meet (a taken port is port-in-use's,
+                # whose family comes first; an address not on this host, errno 99, is a wrong
+                # --dist-init-addr and stays here)
+                unless=("Permission denied", "errno: 13", "EACCES"),
             ),
             Family(
                 ("TimeoutError", "RuntimeError"),
@@ -941,6 +1104,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
         patterns=(
             pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)"),
             pat(
+                r"(?P<msg>.*The client socket has timed out after \d+m?s while trying to connect to \((?P<host>[^,]+), (?P<port>\d+)\).*)",
+            ),
+            pat(r"(?P<msg>.*connect\(\) timed out\. Original timeout was \d+ ms.*)"),
+            pat(
+                r"(?P<msg>.*Unable to find address for: (?P<iface>[\w.:-]+).*)",
+                fixhint="GLOO_SOCKET_IFNAME (or NCCL_SOCKET_IFNAME) names a network interface this host does not have: set it to one `ip -br addr` lists, the same network on every node",
+            ),
+            pat(
                 r"(?P<msg>.*The client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\).*)",
             ),
             pat(
@@ -948,7 +1119,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 _EXC
-                + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
+                + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
             ),
         ),
         defaults={"msg": "?", "host": "", "port": "?"},
@@ -956,6 +1127,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "[rank1]:[E528 08:52:46.164 ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
             "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
+            # not from the corpus: torch >= 2.2's client timeout
+            "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
         ),
     ),
     Rule(
@@ -983,7 +1156,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
         families=(
             Family(
                 ("CalledProcessError", "RuntimeError", "CompilationError"),
-                words=("ninja", "nvcc", "Error building extension"),
+                words=("ninja", "nvcc", "hipcc", "Error building extension", "CppCompileError"),
             ),
             # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
             # Triton, setuptools, DeepGEMM/flashinfer JIT)
@@ -991,6 +1164,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
                 frames=code.BUILD_PACKAGES,
             ),
+            # any exception raised by one of Triton's compiler stages (its own raise site)
+            Family((), site_functions=code.TRITON_COMPILE_STAGES),
         ),
         # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
         signals=(Signal(("compiler",), words=("error",)),),
@@ -1010,7 +1185,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
             ),
             pat(
-                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|error: command '\S*nvcc' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set).*)",
+                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed|nvrtc: error|NVRTC compilation failed|NVRTC_ERROR_\w+).*)",
+            ),
+            # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
+            # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
+            pat(
+                r"(?P<msg>.*(?:ptxas fatal|ptxas error|PTXASError|PTXAS error|PTX codegen error|ptxas application ptx input).*)",
             ),
         ),
         defaults={"msg": "?", "lib": ""},
@@ -1018,6 +1198,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             example("cuda-graph-capture-failed", error="ninja exited with status 1"),
             "/usr/bin/ld: cannot find -lcudart",
+            # not from the corpus: ptxas's own message for a GPU it does not know
+            "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
+            # not from the corpus: Triton without a host compiler (it builds its launcher in C)
+            "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
         ),
     ),
     Rule(
@@ -1130,6 +1314,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r"(?P<exc>OSError|MemoryError): (?P<msg>\[Errno 12\] Cannot allocate memory.*)",
                 fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
             ),
+            # torch's CPU allocator, and Windows' commit limit (a paging file too small for
+            # the process's mappings: error 1455)
+            pat(
+                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
+                fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
+            ),
             pat(
                 # the first "Bus error" is kept (atomic group): linear even when no shm word follows
                 r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
@@ -1141,12 +1331,33 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "OSError: [Errno 12] Cannot allocate memory",
             "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device",
+            # not from the corpus: torch's CPU allocator refusing
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)",
         ),
     ),
     Rule(
         id="cuda-oom",
         families=(
-            Family(("OutOfMemoryError",), words=("CUDA", "cuda", "GPU", "Tried to allocate")),
+            # torch's OutOfMemoryError from any accelerator's allocator (CUDA, ROCm's HIP,
+            # Ascend's NPU, Intel's XPU, Apple's MPS, the cudaMallocAsync backend's "Allocation
+            # on device …"), in any wording: the device is named, not the host heap
+            Family(
+                ("OutOfMemoryError",),
+                words=(
+                    "CUDA",
+                    "cuda",
+                    "GPU",
+                    "Tried to allocate",
+                    "out of memory",
+                    "HIP",
+                    "NPU",
+                    "XPU",
+                    "MPS",
+                    "device",
+                ),
+            ),
+            # a runtime's own out-of-memory status, raised by any wrapper
+            Family((), words=_DEVICE_OOM_CODES),
         ),
         title="out of GPU memory",
         summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",
@@ -1158,14 +1369,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "because another process holds some."
         ),
         patterns=(
+            # torch's caching allocator, whatever the accelerator (CUDA, ROCm's HIP, Ascend's
+            # torch_npu, Intel's XPU, Moore Threads' MUSA): "<DEV> out of memory. Tried to …"
             pat(
-                r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. GPU (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
+                r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. (?:GPU|NPU|XPU|Device) (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
             ),
             pat(
-                r"CUDA out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
+                r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \((?:GPU|NPU|XPU|Device) (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
             ),
             pat(
-                r"(?P<msg>CUDA out of memory.*|CUDA error: out of memory.*|CUBLAS_STATUS_ALLOC_FAILED.*|NCCL WARN Cuda failure 'out of memory'.*)",
+                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP)(?: driver)? error: out of memory.*|(?:cuda|hip)Malloc\w{0,12} failed: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
                 summary="GPU out of memory: {msg}",
             ),
             *said(
@@ -1199,6 +1412,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total capacity of 139.72 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 138.69 GiB memory in use.",
             example("not-enough-memory")
             + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),
+            # not from the corpus: ROCm's HIP allocator, the same torch message
+            "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.50 GiB. GPU 5 has a total capacity of 191.98 GiB of which 2.12 GiB is free.",
         ),
     ),
     Rule(

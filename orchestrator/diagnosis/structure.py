@@ -37,6 +37,7 @@ __all__ = [
     "Traceback",
     "event_kind",
     "event_kinds",
+    "exception_message",
     "http_status",
     "root_exception",
     "tracebacks",
@@ -115,6 +116,38 @@ def _same_source(a: JournalEntry, b: JournalEntry) -> bool:
     return not (a.origin is not None and b.origin is not None and a.origin != b.origin)
 
 
+def exception_message(
+    entries: Sequence[JournalEntry], j: int, first: str, head: JournalEntry | None = None
+) -> tuple[str, int]:
+    """The whole message of the exception line at `j` whose text after the type is `first`:
+    its continuation lines (same source, same time, up to the next traceback, frame, chain
+    marker, blank or bracketed log line) joined with "\n", and the index after them.
+    torch's DistNetworkError, CUDA errors and others print their detail on those lines."""
+    e = entries[j]
+    src = head if head is not None else e
+    msg = [first]
+    n = len(entries)
+    k = j + 1
+    while k < n and len(msg) < _MAX_MSG_LINES:
+        c = entries[k]
+        if not _same_source(src, c):
+            k += 1
+            continue
+        ct = c.text
+        if (
+            not ct.strip()
+            or TRACEBACK in ct
+            or ct.startswith(_CHAIN)
+            or FRAME.match(ct)
+            or ct[:1] == "["
+            or c.timestamp_us != e.timestamp_us
+        ):
+            break
+        msg.append(ct)
+        k += 1
+    return "\n".join(msg).strip(), k
+
+
 def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | None, int]:
     """One traceback from its header at `start`: (its exception, the index after it)."""
     head = entries[start]
@@ -139,26 +172,8 @@ def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | No
             continue
         rm = RAISED.match(t)
         if rm is not None:
-            msg = [rm["msg"] or ""]
-            k = j + 1
-            while k < n and len(msg) < _MAX_MSG_LINES:
-                c = entries[k]
-                if not _same_source(head, c):
-                    k += 1
-                    continue
-                ct = c.text
-                if (
-                    not ct.strip()
-                    or TRACEBACK in ct
-                    or ct.startswith(_CHAIN)
-                    or FRAME.match(ct)
-                    or ct[:1] == "["
-                    or c.timestamp_us != e.timestamp_us
-                ):
-                    break
-                msg.append(ct)
-                k += 1
-            return Raised(rm["type"], "\n".join(msg).strip(), j, tuple(frames)), k
+            message, k = exception_message(entries, j, rm["msg"] or "", head)
+            return Raised(rm["type"], message, j, tuple(frames)), k
         if TRACEBACK in t:
             return None, j  # a new traceback began before this one's exception
         j += 1

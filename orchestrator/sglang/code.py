@@ -19,6 +19,7 @@ __all__ = [
     "MODEL_REGISTRY",
     "SERVING_LOOP",
     "SPEC_ARGS_FRAMES",
+    "TRITON_COMPILE_STAGES",
     "VERIFY_STEP",
     "WARMUP_FUNCTIONS",
 ]
@@ -58,6 +59,17 @@ BUILD_PACKAGES = (
     "tvm_ffi/",
     "sgl_kernel/jit",
     "sglang/jit_kernel",
+)
+# Triton's compiler stages (triton/backends/<vendor>/compiler.py): an exception raised by one of
+# them is the kernel's build failing (ptxas, LLVM, the AMDGPU linker), whatever it says
+TRITON_COMPILE_STAGES = (
+    "make_ttir",
+    "make_ttgir",
+    "make_llir",
+    "make_ptx",
+    "make_cubin",
+    "make_amdgcn",
+    "make_hsaco",
 )
 # SGLang's warm-up of its own HTTP server (http_server.py / server.py, every release): an
 # exception raised by these functions themselves (not deeper, in the model) is the warm-up
