@@ -95,6 +95,9 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
         r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton)",
         lib + " " + detail.get("msg", ""),
     )
+    if m is None and not detail.get("cuda_major"):
+        # the library does not say whose it is (common_ops.abi3.so): the lines around it do
+        m = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
     pkg = m[1].replace("_", "-") if m else "the compiled package"
     if pkg == "sgl-kernel" or "sgl_kernel" in lib:
         pkg = "sgl-kernel"

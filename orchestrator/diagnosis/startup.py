@@ -57,6 +57,32 @@ _ADDR_IN_USE = (
     "Address in use",
     "EADDRINUSE",
 )
+# a Hub repo id that is not a local weights file taken for one (that is model-not-found)
+_NOT_A_FILE = (
+    "".join(
+        rf"(?<!\.{x})"
+        for x in (
+            "bin",
+            "gguf",
+            "ggml",
+            "safetensors",
+            "pt",
+            "pth",
+            "ckpt",
+            "onnx",
+            "h5",
+            "msgpack",
+        )
+    )
+    + r"(?![\w.-])"
+)
+# not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
+# model modules, printed on healthy starts)
+_NOT_BENIGN = (
+    r"\A(?!.*(?:"
+    + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
+    + r"|can be ignored))"
+)
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
@@ -117,6 +143,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="spec-config-invalid",
+        families=(
+            # raised while the launch arguments are resolved (a per-model hook refusing an
+            # algorithm, a config class's check), naming speculative decoding
+            Family(
+                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                words=("speculative", "Speculative", "EAGLE", "NEXTN", "draft"),
+                frames=code.SPEC_ARGS_PACKAGES,
+                both=True,
+            ),
+        ),
         title="SGLang rejected the speculative-decoding settings",
         summary="SGLang rejected the speculative-decoding settings: {msg}",
         fix="change the speculative settings named in the message; `deploy validate` runs the same checks before a start",
@@ -193,6 +229,18 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 backend="'trtllm_mla'",
             ),
             example("spec-unknown-algorithm", name="EAGLE4"),
+            # the family, in words no pattern lists: a model's argument hook refusing an
+            # algorithm, vLLM's speculative config check
+            under(
+                ".../sglang/srt/arg_groups/some_model_hook.py",
+                "apply_model_defaults",
+                "AssertionError: speculative_algorithm NGRAM cannot be used with this model",
+            ),
+            under(
+                ".../vllm/config/speculative.py",
+                "__post_init__",
+                "ValueError: num_speculative_tokens must be divisible by n_predict for this draft model",
+            ),
             example("spec-trtllm-mha-topk"),
             example("spec-rejection-topk"),
         ),
@@ -284,14 +332,25 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>(?P<numerator>\d+) is not divisible by (?P<denominator>\d+).*)",
             ),
+            # a head count that the parallel size must divide, in any engine's words and any
+            # wrapper (pydantic's "Value error, ...", a numbered list, a launcher's log line):
+            # vLLM/SGLang "Total number of attention heads (40) must be divisible by tensor
+            # parallel size (6)", TGI "`num_heads` must be divisible by `num_shards` (got
+            # `num_heads`: 40 and `num_shards`: 6", Megatron "num_attention_heads must be
+            # divisible by tensor_model_parallel_size", KV heads and hidden layers alike
             pat(
-                _EXC
-                + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:Total number of attention heads|num_attention_heads|number of heads) \(?(?P<numerator>\d+)\)? must be divisible by (?:tensor parallel size )?\(?(?P<denominator>\d+)\)?.*)",
+                r"(?P<msg>(?:[Tt]otal )?(?:[Nn]umber of )?(?:attention |key-value |KV |hidden )?`?\w{0,40}(?:heads|groups|layers)`? \(?(?P<numerator>\d+)?\)? ?must be divisible by `?[\w ]{0,40}?(?:parallel[ _]size|tp[ _]size|world[ _]size|num_shards)`? ?\(?(?P<denominator>\d+)?\)?.*)",
             ),
         ),
         preflight_rule="tp-divides-heads",
         defaults={"msg": "?", "numerator": "the head count", "denominator": "tp_size"},
-        examples=("AssertionError: 16 is not divisible by 6",),
+        examples=(
+            "AssertionError: 16 is not divisible by 6",
+            # text-generation-inference's sharded layers (not from the corpus)
+            "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 40 and `num_shards`: 6",
+            # Megatron-style argument check, wrapped in a launcher's log line
+            "[rank0]: ERROR num_key_value_heads (8) must be divisible by tensor_model_parallel_size (3)",
+        ),
     ),
     Rule(
         id="attention-backend-unsupported",
@@ -368,6 +427,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
             ),
+            # a compiled library and "undefined symbol" in any other arrangement (a loader's
+            # list of attempts, a dlopen error quoted by a wrapper, a summary in a user's words)
+            pat(
+                _NOT_BENIGN
+                + r"(?P<msg>.*?(?<![^\s/('\"])(?P<lib>[\w/.+-]{1,300}?\.so(?:\.[\w.]+)?)['\"]?[\s:,()\u2014\u2013-]{1,6}(?:\(?[\w\s]{0,40}\)?[\s:,()\u2014\u2013-]{1,6})?undefined symbol\b(?::? (?P<symbol>[\w.$@]+))?.*)",
+            ),
             *said("pkg-not-installed", anywhere=True),
             *said("pkg-too-old", anywhere=True),
             pat(
@@ -388,6 +453,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "ImportError: /opt/sglang/lib/python3.12/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
             example("pkg-too-old", pkg="sgl-kernel", have="0.0.9.post2", version="0.1.1"),
+            # dlopen's error quoted by a loader, not as an exception line (not from the corpus)
+            "RuntimeError: Could not load /opt/venv/lib/python3.12/site-packages/flashinfer/data/libflashinfer.so (undefined symbol: _ZN3c1017RegisterOperatorsD1Ev)",
         ),
     ),
     Rule(
@@ -424,12 +491,23 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 critical="1",
             ),
             pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
+            # an import that failed, told in a wrapper's own words with Python's ("Encountered
+            # exception while importing decord: No module named 'decord'", "Failed to import
+            # from vllm._C with ModuleNotFoundError(...)"): a fallback, so that any cause
+            # logged elsewhere wins, and never on a warning about an optional package
+            pat(
+                _NOT_BENIGN
+                + r"(?!.*(?:WARNING|Warning|warning|not available|will not be|optional|[Ss]kipping))(?P<msg>.*?\b(?:[Ee]xception|[Ee]rror|[Ff]ailed|[Cc]ould not|[Cc]annot|[Uu]nable to)\b.{0,200}?\bNo module named '(?P<module>[^']{1,200})'.*)",
+                role=FALLBACK,
+            ),
         ),
         defaults={"module": "", "msg": "?", "critical": ""},
         enrich=_enrich_import,
         examples=(
             "/opt/sglang/bin/python3: Error while finding module specification for 'sglang.launch_server' (ModuleNotFoundError: No module named 'sglang')",
             "ModuleNotFoundError: No module named 'sgl_kernel'",
+            # a wrapper's own words around Python's (not from the corpus)
+            "ERROR 05-02 10:11:12 [registry.py:412] Error in inspecting model architecture 'Qwen2VLForConditionalGeneration': No module named 'qwen_vl_utils'",
         ),
     ),
     Rule(
@@ -637,7 +715,19 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
             ),
             pat(
-                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+).*)",
+                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*)",
+            ),
+            # the Hub refused (401/403) a request from any client, in its own words: Rust's
+            # hf-hub "Status(403, Response[... url: https://huggingface.co/...])", httpx's
+            # "Client error '401 Unauthorized' for url 'https://huggingface.co/...'",
+            # "HTTP Error 403: Forbidden ... huggingface.co/...", Node's "status code 401"
+            pat(
+                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?\b(?P<status>401|403)\b).*?(?:huggingface\.co|hf\.co)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*)",
+                ("huggingface.co", "hf.co"),
             ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
@@ -743,9 +833,28 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC
                 + r"(?:HFValidationError): (?P<msg>Repo id must be in the form .*?: '(?P<path>[^']+)'.*)",
             ),
+            # transformers' "<path> does not appear to have a file named <file>" (config.json,
+            # preprocessor_config.json, the weights; "files named" in newer releases), raised as
+            # OSError/EnvironmentError and often quoted inside a wrapper's or a user's words
             pat(
-                _EXC
-                + r"(?:\w+Error): (?P<msg>(?P<path>\S+) does not appear to have a file named (?P<file>[\w.-]+).*)",
+                r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named (?P<file>[\w.-]+).*)",
+            ),
+            # diffusers' and older transformers' "Error no file named <weights or config>
+            # found in directory <path>"
+            pat(
+                r"(?P<msg>Error no file named (?P<file>[\w.-]+).{0,200}? found in directory (?P<path>[^\s'\"]{1,400}).*)",
+            ),
+            # transformers' loaders, each component in its own words: "Can't load tokenizer
+            # for 'x'", "Can't load config for 'x'", "Can't load image processor for 'x'",
+            # "Can't load feature extractor for 'x'" (the local directory lacks its files, or
+            # the id names no repo)
+            pat(
+                r"(?P<msg>Can't load (?:the )?(?P<what>tokenizer|config|configuration|image processor|feature extractor|processor|weights|model) (?:for|of) '(?P<path>[^']{1,400})'.*)",
+            ),
+            # a local file path (a weights file) sent to the Hub as a repo id: the Hub answers
+            # 401 (unauthenticated) or 404 for the repo that does not exist
+            pat(
+                r"(?P<msg>\b(?:401|404) Client Error.*?huggingface\.co/(?:api/models/)?(?P<path>[\w.-]+/[\w.-]+\.(?:bin|gguf|ggml|safetensors|pt|pth|ckpt|onnx|h5|msgpack))(?![\w.-]).*)",
             ),
             pat(
                 r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
@@ -808,7 +917,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
             ),
             pat(
-                r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some )?code in that repo|set the option `trust_remote_code=True`|Please pass the argument `trust_remote_code=True`).*)",
+                r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some |the (?:configuration |model |tokenizer |processor |image processor |feature extractor )?(?:file |code ))?(?:code )?in that repo|contains custom code which must be executed|set the option `trust_remote_code=True`|`trust_remote_code=True` to (?:remove this error|allow custom code)|Please pass the argument `trust_remote_code=True`).*)",
                 fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
             ),
             *said(
@@ -824,6 +933,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
         },
         examples=(
             "ValueError: The checkpoint you are trying to load has model type `qwen3_moe` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.",
+            # transformers >= 4.40's words for a checkpoint that ships its own modelling code
+            "ValueError: The repository for moonshotai/Kimi-K2-Instruct contains custom code which must be executed to correctly load the model. You can inspect the repository content at https://hf.co/moonshotai/Kimi-K2-Instruct.",
+            # older releases name the file to run (configuration, model or tokenizer)
+            "ValueError: Loading /models/mpt-7b requires you to execute the tokenizer file in that repo on your local machine.",
         ),
     ),
     Rule(
@@ -1027,7 +1140,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("ValueError", "NotImplementedError", "AssertionError", "RuntimeError"),
                 words=("LoRA", "lora", "Lora"),
-                and_words=("not support", "does not support", "unsupported", "Unsupported"),
+                and_words=(
+                    "not support",
+                    "n't support",
+                    "unsupported",
+                    "Unsupported",
+                    "only supports",
+                    "cannot be applied",
+                    "is not compatible",
+                ),
             ),
         ),
         title="the LoRA setup does not fit this model",
@@ -1052,6 +1173,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 "__init__",
                 "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
             ),
+            # the family: LoRA and what it cannot do, in another engine's words
+            "ValueError: Gemma3ForConditionalGeneration does not support LoRA yet.",
+            "NotImplementedError: LoRA adapters with modules_to_save (embed_tokens) aren't supported: the adapter's vocabulary differs from the base model's",
         ),
     ),
     Rule(
