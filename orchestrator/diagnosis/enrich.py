@@ -92,7 +92,7 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
     """kernel-package-mismatch: which compiled package, and what it was built against."""
     lib = detail.get("lib") or detail.get("pkg") or ""
     m = re.search(
-        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton)",
+        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton|torchvision|torchaudio|torchao)",
         lib + " " + detail.get("msg", ""),
     )
     if m is None and not detail.get("cuda_major"):

@@ -433,6 +433,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _NOT_BENIGN
                 + r"(?P<msg>.*?(?<![^\s/('\"])(?P<lib>[\w/.+-]{1,300}?\.so(?:\.[\w.]+)?)['\"]?[\s:,()\u2014\u2013-]{1,6}(?:\(?[\w\s]{0,40}\)?[\s:,()\u2014\u2013-]{1,6})?undefined symbol\b(?::? (?P<symbol>[\w.$@]+))?.*)",
             ),
+            # torch's own checks on its companion packages (torchvision, torchaudio): built for
+            # another CUDA major, or for another torch (their operators are not registered)
+            pat(
+                r"(?P<msg>Detected that PyTorch and (?P<pkg>\w+) were compiled with different CUDA (?:major )?versions.*)",
+            ),
+            pat(
+                r"(?P<msg>operator (?P<pkg>torchvision|torchaudio|torchao|xformers|flash_attn|sgl_kernel|vllm|flashinfer)::\w+ does not exist.*)",
+            ),
             *said("pkg-not-installed", anywhere=True),
             *said("pkg-too-old", anywhere=True),
             pat(
@@ -455,11 +463,23 @@ STARTUP_RULES: tuple[Rule, ...] = (
             example("pkg-too-old", pkg="sgl-kernel", have="0.0.9.post2", version="0.1.1"),
             # dlopen's error quoted by a loader, not as an exception line (not from the corpus)
             "RuntimeError: Could not load /opt/venv/lib/python3.12/site-packages/flashinfer/data/libflashinfer.so (undefined symbol: _ZN3c1017RegisterOperatorsD1Ev)",
+            # torch's companions built for another torch or CUDA (not from the corpus)
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
+            "RuntimeError: operator torchvision::nms does not exist",
         ),
     ),
     Rule(
         id="python-import-error",
-        families=(Family(("ModuleNotFoundError", "ImportError")),),
+        families=(
+            Family(("ModuleNotFoundError", "ImportError")),
+            # a wrapper that carries Python's words in its message (transformers' lazy module:
+            # "Failed to import transformers.models.x because of the following error ...:
+            # No module named 'y'")
+            Family(
+                ("RuntimeError", "OSError", "ValueError"),
+                words=("No module named '", "cannot import name '"),
+            ),
+        ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
         signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
@@ -729,6 +749,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r".*)",
                 ("huggingface.co", "hf.co"),
             ),
+            # the same, the URL first: "<url>: status code 403", "<url> (HTTP status 401)"
+            pat(
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
+                ("huggingface.co", "hf.co"),
+            ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
             ),
@@ -739,6 +766,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.",
             "Access to model meta-llama/Llama-2-7b-chat-hf is restricted. You must be authenticated to access it.",
+            # other HTTP clients' words for the Hub's 401/403 (not from the corpus)
+            "huggingface_hub.errors.HfHubHTTPError: Client error '401 Unauthorized' for url 'https://huggingface.co/api/models/meta-llama/Llama-3.1-8B/revision/main'",
+            "Error: request error: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json: status code 403",
         ),
     ),
     Rule(
@@ -800,7 +830,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="model-not-found",
         families=(
-            Family(("RepositoryNotFoundError", "EntryNotFoundError", "HFValidationError")),
+            Family(
+                (
+                    "RepositoryNotFoundError",
+                    "EntryNotFoundError",
+                    "RevisionNotFoundError",
+                    "HFValidationError",
+                )
+            ),
             # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
             # transformers' hub code); 401/403 are hf-auth's, connection errors the unreachable Hub's
             Family(
@@ -837,7 +874,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # preprocessor_config.json, the weights; "files named" in newer releases), raised as
             # OSError/EnvironmentError and often quoted inside a wrapper's or a user's words
             pat(
-                r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named (?P<file>[\w.-]+).*)",
+                r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named \(?'?(?P<file>[\w.-]+).*)",
             ),
             # diffusers' and older transformers' "Error no file named <weights or config>
             # found in directory <path>"
@@ -860,7 +897,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
             ),
             pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)"),
-            pat(r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)"),
+            # huggingface_hub's body lines under any exception type (the first line holds only
+            # the status and a request id): the repo, the revision or the file is not there
+            pat(
+                r"(?P<msg>(?:Repository|Revision|Entry) Not Found for url: (?P<path>\S{1,400}).*)",
+            ),
+            # transformers' hub code (utils/hub.py) refusing a path that is neither a local
+            # folder nor a Hub id
+            pat(
+                r"(?P<msg>Incorrect path_or_model_id: '(?P<path>[^']{1,400})'.*)",
+            ),
             pat(
                 _EXC
                 + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?P<path>[^']+)')",
@@ -880,6 +926,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
             "deploy-check: drafter directory /models/Kimi-K2.6-EAGLE3 does not exist",
+            # the families' other wordings, from transformers', diffusers' and
+            # huggingface_hub's sources (not from the corpus)
+            "OSError: /models/Kimi-K2.6 does not appear to have files named ('model-00001-of-00064.safetensors', 'model-00002-of-00064.safetensors'). Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/main' for available files.",
+            "OSError: Error no file named diffusion_pytorch_model.safetensors found in directory /models/sd-turbo/unet.",
+            "OSError: Can't load config for '/models/Kimi-K2.6'. If you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory with the same name. Otherwise, make sure '/models/Kimi-K2.6' is the correct path to a directory containing a config.json file",
+            "OSError: Incorrect path_or_model_id: '/models/Kimi-K2.6'. Please provide either the path to a local folder or the repo_id of a model on the Hub.",
+            "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-6)\n\nRevision Not Found for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/v2.\nInvalid rev id: v2",
+            "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/models/kimi-k2.6-q4_k_m.gguf/revision/main",
         ),
     ),
     Rule(
@@ -920,6 +974,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some |the (?:configuration |model |tokenizer |processor |image processor |feature extractor )?(?:file |code ))?(?:code )?in that repo|contains custom code which must be executed|set the option `trust_remote_code=True`|`trust_remote_code=True` to (?:remove this error|allow custom code)|Please pass the argument `trust_remote_code=True`).*)",
                 fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
             ),
+            # a tokenizer class this transformers does not have (older than the model)
+            pat(
+                r"(?P<msg>Tokenizer class (?P<mtype>\w+) does not exist or is not currently imported.*)",
+                fixhint="the installed transformers has no tokenizer class {mtype}: upgrade transformers (and SGLang) in the unit's venv to a release that has it, or set trust_remote_code = true if the checkpoint ships its own tokenizer code",
+            ),
             *said(
                 "arch-unsupported",
                 fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
@@ -937,6 +996,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "ValueError: The repository for moonshotai/Kimi-K2-Instruct contains custom code which must be executed to correctly load the model. You can inspect the repository content at https://hf.co/moonshotai/Kimi-K2-Instruct.",
             # older releases name the file to run (configuration, model or tokenizer)
             "ValueError: Loading /models/mpt-7b requires you to execute the tokenizer file in that repo on your local machine.",
+            "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
         ),
     ),
     Rule(
