@@ -104,6 +104,16 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
     detail["pkg"] = pkg
     sym = detail.get("symbol", "")
     torch = _torch_of(text)
+    if detail.get("have") and "NumPy" in detail.get("msg", ""):
+        # a module built against NumPy 1.x under NumPy 2: the log names the module below
+        around = re.search(r"site-packages/([\w-]+)/", text)
+        who = around[1] if around else "a compiled module"
+        detail["pkg"] = who
+        detail["fixhint"] = (
+            f"{who} was compiled against NumPy {detail['have']}.x and NumPy 2 is installed: "
+            f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
+        )
+        return
     if detail.get("cuda_major"):
         if not m:  # the library does not say whose it is: the lines around it do
             around = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)

@@ -441,6 +441,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>operator (?P<pkg>torchvision|torchaudio|torchao|xformers|flash_attn|sgl_kernel|vllm|flashinfer)::\w+ does not exist.*)",
             ),
+            # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
+            pat(
+                r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
+                pkg="a compiled module",
+            ),
             *said("pkg-not-installed", anywhere=True),
             *said("pkg-too-old", anywhere=True),
             pat(
@@ -466,6 +471,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # torch's companions built for another torch or CUDA (not from the corpus)
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
+            "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
         ),
     ),
     Rule(
@@ -791,6 +797,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "gaierror",
                     "SSLError",
                     "ProxyError",
+                    # a download cut off half-way (the connection, not the repo)
+                    "ConnectionResetError",
+                    "ConnectionRefusedError",
+                    "RemoteDisconnected",
+                    "ChunkedEncodingError",
+                    "IncompleteRead",
+                    "ProtocolError",
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
@@ -817,7 +830,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
             ),
             pat(
-                r"\A(?P<msg>(?>.*?huggingface\.co).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
             ),
         ),
         preflight_rule="model-path-hub",
