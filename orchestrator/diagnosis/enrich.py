@@ -121,10 +121,14 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
             detail["pkg"] = pkg
         detail["fixhint"] = (
             f"{pkg} was built for CUDA {detail['cuda_major']} ({detail.get('lib', 'its CUDA library')} "
-            f"is missing): install the {pkg} build for the CUDA that torch uses "
+            f"is missing): install {'a build of it' if pkg.startswith('the ') else f'the {pkg} build'} for the CUDA that torch uses "
             "(`python -c 'import torch; print(torch.version.cuda)'`), or a torch built for "
             f"CUDA {detail['cuda_major']}, as the SGLang release you run pins them "
-            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`)"
+            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`); if torch "
+            f"already uses CUDA {detail['cuda_major']}, the library is only off the loader's "
+            f"path: install its CUDA {detail['cuda_major']} wheel (nvidia-*-cu{detail['cuda_major']}) "
+            "into the unit's Python or add the CUDA lib64 directory to LD_LIBRARY_PATH in the "
+            "unit's environment"
         )
         return
     if detail.get("version") and detail.get("version") != "?":
