@@ -915,6 +915,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>(?:Repository|Revision|Entry) Not Found for url: (?P<path>\S{1,400}).*)",
             ),
+            # SGLang's loader found the directory (or repo) but no weight files in it
+            *said(
+                "no-model-weights",
+                anywhere=True,
+                summary="no weight files found for {path}: {msg}",
+                fix="point --model-path (and --speculative-draft-model-path) at the checkpoint directory itself, holding its *.safetensors (or *.bin) files, not a parent or a config-only copy; check the download finished and that --load-format fits the files",
+            ),
             # transformers' hub code (utils/hub.py) refusing a path that is neither a local
             # folder nor a Hub id
             pat(
@@ -947,6 +954,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "OSError: Incorrect path_or_model_id: '/models/Kimi-K2.6'. Please provide either the path to a local folder or the repo_id of a model on the Hub.",
             "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-6)\n\nRevision Not Found for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/v2.\nInvalid rev id: v2",
             "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/models/kimi-k2.6-q4_k_m.gguf/revision/main",
+            example("no-model-weights", path="/models/Kimi-K2.6"),
         ),
     ),
     Rule(
