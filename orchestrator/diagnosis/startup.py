@@ -750,7 +750,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # "Client error '401 Unauthorized' for url 'https://huggingface.co/...'",
             # "HTTP Error 403: Forbidden ... huggingface.co/...", Node's "status code 401"
             pat(
-                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?\b(?P<status>401|403)\b).*?(?:huggingface\.co|hf\.co)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*)",
                 ("huggingface.co", "hf.co"),
