@@ -83,6 +83,17 @@ _NOT_BENIGN = (
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored))"
 )
+# the Hub's refusal of a request, as clients word it
+_HUB_REFUSED = (
+    "gated",
+    "restricted",
+    "401 Client Error",
+    "403 Client Error",
+    "Unauthorized",
+    "Forbidden",
+    "Invalid user token",
+    "Access to model",
+)
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
@@ -318,7 +329,28 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="tp-size-indivisible",
-        families=(Family(("AssertionError", "ValueError"), words=("divisible by",)),),
+        families=(
+            # a dimension that a parallel size must divide (not any "divisible by": a block or
+            # page size is another check)
+            Family(
+                ("AssertionError", "ValueError"),
+                words=("divisible by", "must divide"),
+                and_words=(
+                    "parallel",
+                    "tp_size",
+                    "tp size",
+                    "TP size",
+                    "world_size",
+                    "world size",
+                    "num_shards",
+                    "heads",
+                    # a weight's per-GPU shard that a quantisation block must divide (FP8
+                    # block_n 128 against output_partition_size = 576 at some TP sizes)
+                    "partition",
+                    "weight quantization block",
+                ),
+            ),
+        ),
         title="tp_size does not divide the model's heads (or another dimension)",
         summary="a model dimension is not divisible by the parallel size: {msg}",
         fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
@@ -350,6 +382,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 40 and `num_shards`: 6",
             # Megatron-style argument check, wrapped in a launcher's log line
             "[rank0]: ERROR num_key_value_heads (8) must be divisible by tensor_model_parallel_size (3)",
+            # the family: a TP shard of a block-quantised weight (vLLM's words)
+            "ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.",
         ),
     ),
     Rule(
@@ -708,17 +742,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
         id="hf-auth",
         families=(
             Family(("GatedRepoError",)),
+            Family(("HfHubHTTPError", "RepositoryNotFoundError"), words=_HUB_REFUSED),
+            # a generic HTTP client's error is the Hub's only when it names the Hub
             Family(
-                ("HfHubHTTPError", "HTTPError", "OSError", "RepositoryNotFoundError"),
-                words=(
-                    "gated",
-                    "restricted",
-                    "401 Client Error",
-                    "403 Client Error",
-                    "Unauthorized",
-                    "Invalid user token",
-                    "Access to model",
-                ),
+                ("HTTPError", "OSError"),
+                words=_HUB_REFUSED,
+                and_words=("huggingface.co", "hf.co", "gated repo", "Hugging Face"),
             ),
         ),
         title="the Hugging Face repo is gated or needs a token",
