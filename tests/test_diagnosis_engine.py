@@ -278,6 +278,7 @@ def test_the_reader_and_the_structure_stay_linear_on_hostile_lines() -> None:
     read_lines([*lines, *lines])
     for line in lines:
         S.RAISED.match(line[: journal.MAX_LINE])
+        S.EMBEDDED_RAISED.search(line[: journal.MAX_LINE])
         S.FRAME.match(line[: journal.MAX_LINE])
         S.event_kind(line[: journal.MAX_LINE])
         S.event_kinds(line[: journal.MAX_LINE], line[: journal.MAX_LINE], 3)
