@@ -83,6 +83,9 @@ _NOT_BENIGN = (
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored))"
 )
+# not the NVIDIA driver's own libraries (their absence is gpu-unavailable: no driver, or a
+# container without the NVIDIA runtime)
+_NOT_DRIVER_LIB = r"(?!\S*lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?:)"
 # the Hub's refusal of a request, as clients word it
 _HUB_REFUSED = (
     "gated",
@@ -456,7 +459,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             # a CUDA library of one major version missing: the package was built for another CUDA
             pat(
-                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda)[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda(?!\.so\.1\b))[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
@@ -542,9 +545,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 _EXC
-                + r"(?P<exc>ImportError): (?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
+                + r"(?P<exc>ImportError): "
+                + _NOT_DRIVER_LIB
+                + r"(?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
             ),
-            pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)"),
+            pat(_EXC + r"(?P<exc>ImportError): " + _NOT_DRIVER_LIB + r"(?P<msg>.+)"),
             pat(
                 r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
                 module="sgl_kernel",
@@ -673,6 +678,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
             ),
+            # the driver's own user-space libraries are not there: no driver on the host, or a
+            # container started without the NVIDIA runtime (`--gpus`, the device plugin)
+            pat(
+                r"(?P<msg>.*(?:\b(?P<lib>lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?)(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
+                fixhint="the NVIDIA driver's libraries (libcuda.so.1, libnvidia-ml.so.1) are not visible to the service: install the driver on the host, or in a container start it with the NVIDIA runtime (`--gpus all` / the device plugin) so they are mounted in",
+            ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
@@ -690,6 +701,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: No CUDA GPUs are available",
             "RuntimeError: CUDA error: invalid device ordinal",
+            # the driver's libraries absent (a container without the NVIDIA runtime)
+            "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+            "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
         ),
     ),
