@@ -612,6 +612,13 @@ def _ignored_import_of(error: str) -> str:
             "(EngineCore pid=7) Encountered exception while importing qwen_vl_utils: No module named 'qwen_vl_utils'",
             "python-import-error",
         ),
+        # the driver's libraries absent: a container without the NVIDIA runtime
+        (
+            "OSError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+            "gpu-unavailable",
+        ),
+        # another runtime's loader on an architecture it does not know
+        ("ValueError: Unsupported model type deepseek_v32", "model-arch-unsupported"),
         # sgl_kernel's loader listing its attempts: an ABI error in any arrangement
         (
             "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
@@ -640,6 +647,11 @@ def test_group_a_families_catch_new_wordings(log: str, category: str) -> None:
         "ValueError: block_size (24) must be divisible by 16",
         # a 401 for a weights file from another server than the Hub
         "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://files.example.com/models/x.bin",
+        # "unsupported model type" about a feature, not the architecture
+        "WARNING unsupported model type for fp8 kv cache, using auto",
+        "ValueError: Unsupported model type for quantization: x",
+        # a CUDA runtime library of a version is no driver library
+        "2026-01-02 10:00:00 INFO found libcuda.so.1 at /usr/lib/x86_64-linux-gnu",
     ],
 )
 def test_group_a_families_do_not_claim_lookalikes(log: str) -> None:

@@ -1038,6 +1038,17 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some |the (?:configuration |model |tokenizer |processor |image processor |feature extractor )?(?:file |code ))?(?:code )?in that repo|contains custom code which must be executed|set the option `trust_remote_code=True`|`trust_remote_code=True` to (?:remove this error|allow custom code)|Please pass the argument `trust_remote_code=True`).*)",
                 fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
             ),
+            # another runtime's loader (llama.cpp and what embeds it, TGI) not knowing the
+            # architecture the checkpoint names
+            pat(
+                r"(?P<msg>.*\bunknown model architecture:? '(?P<mtype>[^']{1,200})'.*)",
+                fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>\w*Error): (?P<msg>[Uu]nsupported (?:model type|architecture):? ['`\"]?(?P<mtype>[\w.-]+)['`\"]?(?:[.,;:]\s.*|\.)?)$",
+                fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
             # a tokenizer class this transformers does not have (older than the model)
             pat(
                 r"(?P<msg>Tokenizer class (?P<mtype>\w+) does not exist or is not currently imported.*)",
@@ -1061,6 +1072,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # older releases name the file to run (configuration, model or tokenizer)
             "ValueError: Loading /models/mpt-7b requires you to execute the tokenizer file in that repo on your local machine.",
             "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
+            # llama.cpp's loader (and what embeds it) on an architecture it does not know
+            "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
         ),
     ),
     Rule(
