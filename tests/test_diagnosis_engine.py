@@ -647,6 +647,8 @@ def test_group_a_families_catch_new_wordings(log: str, category: str) -> None:
         "ValueError: block_size (24) must be divisible by 16",
         # a 401 for a weights file from another server than the Hub
         "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://files.example.com/models/x.bin",
+        # an OSError that names the Hub only as where to read more is no unreachable Hub
+        "OSError: Unable to load weights from pytorch checkpoint file for '/models/x'. See https://huggingface.co/docs/transformers for the supported formats.",
         # "unsupported model type" about a feature, not the architecture
         "WARNING unsupported model type for fp8 kv cache, using auto",
         "ValueError: Unsupported model type for quantization: x",

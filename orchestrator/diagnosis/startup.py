@@ -832,7 +832,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "ReadTimeout",
                     "NameResolutionError",
                     "ConnectTimeoutError",
-                    "OSError",
                     # the same failures as httpx, aiohttp, socket and ssl name them
                     "ConnectError",
                     "ReadError",
@@ -850,6 +849,32 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
+            ),
+            # transformers raises OSError for the Hub unreachable and for a missing model alike
+            # (the latter names huggingface.co too, as where to look): only a connection word
+            # makes it this family
+            Family(
+                ("OSError",),
+                words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
+                frames=("huggingface_hub/",),
+                and_words=(
+                    "connect",
+                    "Connection",
+                    "timed out",
+                    "Timeout",
+                    "offline",
+                    "network",
+                    "Network",
+                    "unreachable",
+                    "resolve host",
+                    "name resolution",
+                    "proxy",
+                    "Proxy",
+                    "SSL",
+                    "certificate",
+                    "Max retries",
+                    "internet",
+                ),
             ),
         ),
         title="the Hugging Face Hub cannot be reached",
