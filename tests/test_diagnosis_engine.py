@@ -278,6 +278,7 @@ def test_the_reader_and_the_structure_stay_linear_on_hostile_lines() -> None:
     read_lines([*lines, *lines])
     for line in lines:
         S.RAISED.match(line[: journal.MAX_LINE])
+        S.EMBEDDED_RAISED.search(line[: journal.MAX_LINE])
         S.FRAME.match(line[: journal.MAX_LINE])
         S.event_kind(line[: journal.MAX_LINE])
         S.event_kinds(line[: journal.MAX_LINE], line[: journal.MAX_LINE], 3)
@@ -566,3 +567,95 @@ def test_signals_name_known_event_kinds_and_their_lines_pass_the_prefilter() -> 
         for sg in r.signals:
             for kw in R.signal_keywords(sg):
                 assert any(g in kw for g in gates), (r.id, kw)
+
+
+# ------------------------------------------- group A families widened (batches C and D)
+
+
+def _ignored_import_of(error: str) -> str:
+    from orchestrator import sglang
+
+    said = sglang.NEWEST.message("ignore-import-error").format(
+        module="sglang.srt.models.foo", error=error
+    )
+    return f"[2026-01-02 10:00:00] WARNING {said}"
+
+
+@pytest.mark.parametrize(
+    ("log", "category"),
+    [
+        # an exception quoted inside a user's words or a wrapper's markup still lands in its
+        # family (the structure reads it wherever it stands on the line)
+        ("运行时报错ModuleNotFoundError: No module named 'vllm_flash_attn'", "python-import-error"),
+        (
+            "启动报错RuntimeError: Failed to load LoRA adapter x: LoRA does not support embed_tokens",
+            "lora-unsupported",
+        ),
+        # a head count and a parallel size in another engine's words, inside a wrapper
+        (
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for ParallelConfig\n"
+            "  Value error, Total number of attention heads (28) must be divisible by tensor parallel size (8).",
+            "tp-size-indivisible",
+        ),
+        # a local GGUF file given where a Hub id is expected: the Hub's 404 for that "repo"
+        (
+            "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://huggingface.co/api/models/weights/model-q4.gguf/revision/main",
+            "model-not-found",
+        ),
+        # the Hub's 403 in a Go or Rust client's words
+        (
+            'panic: GET https://huggingface.co/google/gemma-3-27b-it/resolve/main/config.json: unexpected status 403 Forbidden"',
+            "hf-auth",
+        ),
+        # an import failure told by a wrapper, with no exception line of its own (fallback)
+        (
+            "(EngineCore pid=7) Encountered exception while importing qwen_vl_utils: No module named 'qwen_vl_utils'",
+            "python-import-error",
+        ),
+        # the driver's libraries absent: a container without the NVIDIA runtime
+        (
+            "OSError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+            "gpu-unavailable",
+        ),
+        # another runtime's loader on an architecture it does not know
+        ("ValueError: Unsupported model type deepseek_v32", "model-arch-unsupported"),
+        # sgl_kernel's loader listing its attempts: an ABI error in any arrangement
+        (
+            "[sgl_kernel] CRITICAL: Could not load any common_ops library!\n"
+            "2. sm90/common_ops.abi3.so: undefined symbol (torch ABI)",
+            "kernel-package-mismatch",
+        ),
+    ],
+)
+def test_group_a_families_catch_new_wordings(log: str, category: str) -> None:
+    d = classify_text(log)
+    assert d.category == category, d.render_text()
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # a download line whose timestamp ends in .403 is no refusal
+        "2026-06-01 10:00:00.403 INFO Downloading https://huggingface.co/org/name/resolve/main/config.json HTTP/1.1 200",
+        # a missing optional package, said as a warning
+        "WARNING 01-02 10:00:00 A matching Triton is not available, some optimizations will not be enabled. Error caught was: No module named 'triton'",
+        # SGLang's benign skip of an optional model module, with an ABI error in it
+        _ignored_import_of("/x/libfoo.so: undefined symbol: bar"),
+        # an exception quoted in a line that no family claims
+        "2026-01-02 10:00:00 INFO retrying after ValueError: queue is empty",
+        # "divisible" about something else than heads and the parallel size
+        "ValueError: block_size (24) must be divisible by 16",
+        # a 401 for a weights file from another server than the Hub
+        "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://files.example.com/models/x.bin",
+        # an OSError that names the Hub only as where to read more is no unreachable Hub
+        "OSError: Unable to load weights from pytorch checkpoint file for '/models/x'. See https://huggingface.co/docs/transformers for the supported formats.",
+        # "unsupported model type" about a feature, not the architecture
+        "WARNING unsupported model type for fp8 kv cache, using auto",
+        "ValueError: Unsupported model type for quantization: x",
+        # a CUDA runtime library of a version is no driver library
+        "2026-01-02 10:00:00 INFO found libcuda.so.1 at /usr/lib/x86_64-linux-gnu",
+    ],
+)
+def test_group_a_families_do_not_claim_lookalikes(log: str) -> None:
+    d = classify_text(log)
+    assert d.category == "unknown", d.render_text()

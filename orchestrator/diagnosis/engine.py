@@ -695,6 +695,9 @@ def _raised(
             continue
         m = S.RAISED.match(entries[i].text)
         if m is None:
+            e = S.EMBEDDED_RAISED.search(entries[i].text)
+            if e is not None:
+                out.append(S.Raised(e["type"], e["msg"].strip(), i, ()))
             continue
         frames = tuple(
             S.Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j)

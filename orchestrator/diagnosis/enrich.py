@@ -120,15 +120,28 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
     """kernel-package-mismatch: which compiled package, and what it was built against."""
     lib = detail.get("lib") or detail.get("pkg") or ""
     m = re.search(
-        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton)",
+        r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton|torchvision|torchaudio|torchao)",
         lib + " " + detail.get("msg", ""),
     )
+    if m is None and not detail.get("cuda_major"):
+        # the library does not say whose it is (common_ops.abi3.so): the lines around it do
+        m = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
     pkg = m[1].replace("_", "-") if m else "the compiled package"
     if pkg == "sgl-kernel" or "sgl_kernel" in lib:
         pkg = "sgl-kernel"
     detail["pkg"] = pkg
     sym = detail.get("symbol", "")
     torch = _torch_of(text)
+    if detail.get("have") and "NumPy" in detail.get("msg", ""):
+        # a module built against NumPy 1.x under NumPy 2: the log names the module below
+        around = re.search(r"site-packages/([\w-]+)/", text)
+        who = around[1] if around else "a compiled module"
+        detail["pkg"] = who
+        detail["fixhint"] = (
+            f"{who} was compiled against NumPy {detail['have']}.x and NumPy 2 is installed: "
+            f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
+        )
+        return
     if detail.get("cuda_major"):
         if not m:  # the library does not say whose it is: the lines around it do
             around = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
@@ -136,10 +149,14 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
             detail["pkg"] = pkg
         detail["fixhint"] = (
             f"{pkg} was built for CUDA {detail['cuda_major']} ({detail.get('lib', 'its CUDA library')} "
-            f"is missing): install the {pkg} build for the CUDA that torch uses "
+            f"is missing): install {'a build of it' if pkg.startswith('the ') else f'the {pkg} build'} for the CUDA that torch uses "
             "(`python -c 'import torch; print(torch.version.cuda)'`), or a torch built for "
             f"CUDA {detail['cuda_major']}, as the SGLang release you run pins them "
-            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`)"
+            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`); if torch "
+            f"already uses CUDA {detail['cuda_major']}, the library is only off the loader's "
+            f"path: install its CUDA {detail['cuda_major']} wheel (nvidia-*-cu{detail['cuda_major']}) "
+            "into the unit's Python or add the CUDA lib64 directory to LD_LIBRARY_PATH in the "
+            "unit's environment"
         )
         return
     if detail.get("version") and detail.get("version") != "?":

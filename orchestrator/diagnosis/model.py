@@ -204,7 +204,7 @@ def said(
     for m in sglang.all_messages(mid):
         body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
         exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
-        regex = _EXC + exc + body if exc else body
+        regex = _EXC + exc + body if exc else _word_start(body)
         p = pat(
             regex,
             context=context,
@@ -216,6 +216,18 @@ def said(
         )
         out.append(replace(p, detail=dict(detail)) if detail else p)
     return tuple(out)
+
+
+# a message that opens with a run of word characters (a package or process name field)
+_OPENS_WITH_WORD = re.compile(r"^\(\?P<msg>\(\?P<\w+>(?:\[\\w-\]|\\w)[+*]\)")
+
+
+def _word_start(body: str) -> str:
+    """`body`, searched anywhere in a line: when it opens with a run of word characters, it
+    may start only where a word does. The leftmost match is the same (a match from inside
+    a word also matches from the word's start), but `search` no longer retries it from every
+    character of a long word (quadratic on a long line)."""
+    return r"(?<![\w-])" + body if _OPENS_WITH_WORD.match(body) else body
 
 
 def under(path: str, function: str, exception: str, *, line: int = 1) -> str:

@@ -78,6 +78,46 @@ _DEVICE_OOM_CODES = (
 )
 # this host's own addresses as a URL or requests' host= names them (loopback, the wildcard)
 _LOOPBACK = r"(?:0\.0\.0\.0|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1?\])"
+# a Hub repo id that is not a local weights file taken for one (that is model-not-found)
+_NOT_A_FILE = (
+    "".join(
+        rf"(?<!\.{x})"
+        for x in (
+            "bin",
+            "gguf",
+            "ggml",
+            "safetensors",
+            "pt",
+            "pth",
+            "ckpt",
+            "onnx",
+            "h5",
+            "msgpack",
+        )
+    )
+    + r"(?![\w.-])"
+)
+# not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
+# model modules, printed on healthy starts)
+_NOT_BENIGN = (
+    r"\A(?!.*(?:"
+    + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
+    + r"|can be ignored))"
+)
+# not the NVIDIA driver's own libraries (their absence is gpu-unavailable: no driver, or a
+# container without the NVIDIA runtime)
+_NOT_DRIVER_LIB = r"(?!\S*lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?:)"
+# the Hub's refusal of a request, as clients word it
+_HUB_REFUSED = (
+    "gated",
+    "restricted",
+    "401 Client Error",
+    "403 Client Error",
+    "Unauthorized",
+    "Forbidden",
+    "Invalid user token",
+    "Access to model",
+)
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
@@ -138,6 +178,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="spec-config-invalid",
+        families=(
+            # raised while the launch arguments are resolved (a per-model hook refusing an
+            # algorithm, a config class's check), naming speculative decoding
+            Family(
+                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                words=("speculative", "Speculative", "EAGLE", "NEXTN", "draft"),
+                frames=code.SPEC_ARGS_PACKAGES,
+                both=True,
+            ),
+        ),
         title="SGLang rejected the speculative-decoding settings",
         summary="SGLang rejected the speculative-decoding settings: {msg}",
         fix="change the speculative settings named in the message; `deploy validate` runs the same checks before a start",
@@ -214,6 +264,18 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 backend="'trtllm_mla'",
             ),
             example("spec-unknown-algorithm", name="EAGLE4"),
+            # the family, in words no pattern lists: a model's argument hook refusing an
+            # algorithm, vLLM's speculative config check
+            under(
+                ".../sglang/srt/arg_groups/some_model_hook.py",
+                "apply_model_defaults",
+                "AssertionError: speculative_algorithm NGRAM cannot be used with this model",
+            ),
+            under(
+                ".../vllm/config/speculative.py",
+                "__post_init__",
+                "ValueError: num_speculative_tokens must be divisible by n_predict for this draft model",
+            ),
             example("spec-trtllm-mha-topk"),
             example("spec-rejection-topk"),
         ),
@@ -291,7 +353,28 @@ STARTUP_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="tp-size-indivisible",
-        families=(Family(("AssertionError", "ValueError"), words=("divisible by",)),),
+        families=(
+            # a dimension that a parallel size must divide (not any "divisible by": a block or
+            # page size is another check)
+            Family(
+                ("AssertionError", "ValueError"),
+                words=("divisible by", "must divide"),
+                and_words=(
+                    "parallel",
+                    "tp_size",
+                    "tp size",
+                    "TP size",
+                    "world_size",
+                    "world size",
+                    "num_shards",
+                    "heads",
+                    # a weight's per-GPU shard that a quantisation block must divide (FP8
+                    # block_n 128 against output_partition_size = 576 at some TP sizes)
+                    "partition",
+                    "weight quantization block",
+                ),
+            ),
+        ),
         title="tp_size does not divide the model's heads (or another dimension)",
         summary="a model dimension is not divisible by the parallel size: {msg}",
         fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
@@ -305,14 +388,27 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC
                 + r"(?P<exc>AssertionError|ValueError): (?P<msg>(?P<numerator>\d+) is not divisible by (?P<denominator>\d+).*)",
             ),
+            # a head count that the parallel size must divide, in any engine's words and any
+            # wrapper (pydantic's "Value error, ...", a numbered list, a launcher's log line):
+            # vLLM/SGLang "Total number of attention heads (40) must be divisible by tensor
+            # parallel size (6)", TGI "`num_heads` must be divisible by `num_shards` (got
+            # `num_heads`: 40 and `num_shards`: 6", Megatron "num_attention_heads must be
+            # divisible by tensor_model_parallel_size", KV heads and hidden layers alike
             pat(
-                _EXC
-                + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:Total number of attention heads|num_attention_heads|number of heads) \(?(?P<numerator>\d+)\)? must be divisible by (?:tensor parallel size )?\(?(?P<denominator>\d+)\)?.*)",
+                r"(?P<msg>(?:[Tt]otal )?(?:[Nn]umber of )?(?:attention |key-value |KV |hidden )?`?\w{0,40}(?:heads|groups|layers)`? \(?(?P<numerator>\d+)?\)? ?must be divisible by `?[\w ]{0,40}?(?:parallel[ _]size|tp[ _]size|world[ _]size|num_shards)`? ?\(?(?P<denominator>\d+)?\)?.*)",
             ),
         ),
         preflight_rule="tp-divides-heads",
         defaults={"msg": "?", "numerator": "the head count", "denominator": "tp_size"},
-        examples=("AssertionError: 16 is not divisible by 6",),
+        examples=(
+            "AssertionError: 16 is not divisible by 6",
+            # text-generation-inference's sharded layers (not from the corpus)
+            "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 40 and `num_shards`: 6",
+            # Megatron-style argument check, wrapped in a launcher's log line
+            "[rank0]: ERROR num_key_value_heads (8) must be divisible by tensor_model_parallel_size (3)",
+            # the family: a TP shard of a block-quantised weight (vLLM's words)
+            "ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.",
+        ),
     ),
     Rule(
         id="attention-backend-unsupported",
@@ -402,10 +498,29 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             # a CUDA library of one major version missing: the package was built for another CUDA
             pat(
-                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda)[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda(?!\.so\.1\b))[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
+            ),
+            # a compiled library and "undefined symbol" in any other arrangement (a loader's
+            # list of attempts, a dlopen error quoted by a wrapper, a summary in a user's words)
+            pat(
+                _NOT_BENIGN
+                + r"(?P<msg>.*?(?<![^\s/('\"])(?P<lib>[\w/.+-]{1,300}?\.so(?:\.[\w.]+)?)['\"]?[\s:,()\u2014\u2013-]{1,6}(?:\(?[\w\s]{0,40}\)?[\s:,()\u2014\u2013-]{1,6})?undefined symbol\b(?::? (?P<symbol>[\w.$@]+))?.*)",
+            ),
+            # torch's own checks on its companion packages (torchvision, torchaudio): built for
+            # another CUDA major, or for another torch (their operators are not registered)
+            pat(
+                r"(?P<msg>Detected that PyTorch and (?P<pkg>\w+) were compiled with different CUDA (?:major )?versions.*)",
+            ),
+            pat(
+                r"(?P<msg>operator (?P<pkg>torchvision|torchaudio|torchao|xformers|flash_attn|sgl_kernel|vllm|flashinfer)::\w+ does not exist.*)",
+            ),
+            # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
+            pat(
+                r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
+                pkg="a compiled module",
             ),
             *said("pkg-not-installed", anywhere=True),
             *said("pkg-too-old", anywhere=True),
@@ -427,11 +542,26 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "ImportError: /opt/sglang/lib/python3.12/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
             example("pkg-too-old", pkg="sgl-kernel", have="0.0.9.post2", version="0.1.1"),
+            # dlopen's error quoted by a loader, not as an exception line (not from the corpus)
+            "RuntimeError: Could not load /opt/venv/lib/python3.12/site-packages/flashinfer/data/libflashinfer.so (undefined symbol: _ZN3c1017RegisterOperatorsD1Ev)",
+            # torch's companions built for another torch or CUDA (not from the corpus)
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
+            "RuntimeError: operator torchvision::nms does not exist",
+            "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
         ),
     ),
     Rule(
         id="python-import-error",
-        families=(Family(("ModuleNotFoundError", "ImportError")),),
+        families=(
+            Family(("ModuleNotFoundError", "ImportError")),
+            # a wrapper that carries Python's words in its message (transformers' lazy module:
+            # "Failed to import transformers.models.x because of the following error ...:
+            # No module named 'y'")
+            Family(
+                ("RuntimeError", "OSError", "ValueError"),
+                words=("No module named '", "cannot import name '"),
+            ),
+        ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
         signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
@@ -454,21 +584,34 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 _EXC
-                + r"(?P<exc>ImportError): (?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
+                + r"(?P<exc>ImportError): "
+                + _NOT_DRIVER_LIB
+                + r"(?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
             ),
-            pat(_EXC + r"(?P<exc>ImportError): (?P<msg>.+)"),
+            pat(_EXC + r"(?P<exc>ImportError): " + _NOT_DRIVER_LIB + r"(?P<msg>.+)"),
             pat(
                 r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
                 module="sgl_kernel",
                 critical="1",
             ),
             pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
+            # an import that failed, told in a wrapper's own words with Python's ("Encountered
+            # exception while importing decord: No module named 'decord'", "Failed to import
+            # from vllm._C with ModuleNotFoundError(...)"): a fallback, so that any cause
+            # logged elsewhere wins, and never on a warning about an optional package
+            pat(
+                _NOT_BENIGN
+                + r"(?!.*(?:WARNING|Warning|warning|not available|will not be|optional|[Ss]kipping))(?P<msg>.*?\b(?:[Ee]xception|[Ee]rror|[Ff]ailed|[Cc]ould not|[Cc]annot|[Uu]nable to)\b.{0,200}?\bNo module named '(?P<module>[^']{1,200})'.*)",
+                role=FALLBACK,
+            ),
         ),
         defaults={"module": "", "msg": "?", "critical": ""},
         enrich=_enrich_import,
         examples=(
             "/opt/sglang/bin/python3: Error while finding module specification for 'sglang.launch_server' (ModuleNotFoundError: No module named 'sglang')",
             "ModuleNotFoundError: No module named 'sgl_kernel'",
+            # a wrapper's own words around Python's (not from the corpus)
+            "ERROR 05-02 10:11:12 [registry.py:412] Error in inspecting model architecture 'Qwen2VLForConditionalGeneration': No module named 'qwen_vl_utils'",
         ),
     ),
     Rule(
@@ -610,6 +753,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:Failed to initialize NVML: Driver/library version mismatch|NVML library version mismatch).*)",
                 fixhint="the NVIDIA kernel module and the user-space driver libraries differ in version (a driver update without a reboot, or a container's libraries): reboot the host (or reload the nvidia modules) so `nvidia-smi` works again",
             ),
+            # the driver's own user-space libraries are not there: no driver on the host, or a
+            # container started without the NVIDIA runtime (`--gpus`, the device plugin)
+            pat(
+                r"(?P<msg>.*(?:\b(?P<lib>lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?)(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
+                fixhint="the NVIDIA driver's libraries (libcuda.so.1, libnvidia-ml.so.1) are not visible to the service: install the driver on the host, or in a container start it with the NVIDIA runtime (`--gpus all` / the device plugin) so they are mounted in",
+            ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
@@ -629,6 +778,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "RuntimeError: CUDA error: invalid device ordinal",
             # not from the corpus: torch on ROCm, a container without /dev/kfd
             "RuntimeError: No HIP GPUs are available",
+            # the driver's libraries absent (a container without the NVIDIA runtime)
+            "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+            "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
         ),
     ),
@@ -728,17 +880,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
         id="hf-auth",
         families=(
             Family(("GatedRepoError",)),
+            Family(("HfHubHTTPError", "RepositoryNotFoundError"), words=_HUB_REFUSED),
+            # a generic HTTP client's error is the Hub's only when it names the Hub
             Family(
-                ("HfHubHTTPError", "HTTPError", "OSError", "RepositoryNotFoundError"),
-                words=(
-                    "gated",
-                    "restricted",
-                    "401 Client Error",
-                    "403 Client Error",
-                    "Unauthorized",
-                    "Invalid user token",
-                    "Access to model",
-                ),
+                ("HTTPError", "OSError"),
+                words=_HUB_REFUSED,
+                and_words=("huggingface.co", "hf.co", "gated repo", "Hugging Face"),
             ),
         ),
         title="the Hugging Face repo is gated or needs a token",
@@ -761,7 +908,26 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
             ),
             pat(
-                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+).*)",
+                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*)",
+            ),
+            # the Hub refused (401/403) a request from any client, in its own words: Rust's
+            # hf-hub "Status(403, Response[... url: https://huggingface.co/...])", httpx's
+            # "Client error '401 Unauthorized' for url 'https://huggingface.co/...'",
+            # "HTTP Error 403: Forbidden ... huggingface.co/...", Node's "status code 401"
+            pat(
+                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*)",
+                ("huggingface.co", "hf.co"),
+            ),
+            # the same, the URL first: "<url>: status code 403", "<url> (HTTP status 401)"
+            pat(
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
+                ("huggingface.co", "hf.co"),
             ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
@@ -773,6 +939,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
         examples=(
             "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.",
             "Access to model meta-llama/Llama-2-7b-chat-hf is restricted. You must be authenticated to access it.",
+            # other HTTP clients' words for the Hub's 401/403 (not from the corpus)
+            "huggingface_hub.errors.HfHubHTTPError: Client error '401 Unauthorized' for url 'https://huggingface.co/api/models/meta-llama/Llama-3.1-8B/revision/main'",
+            "Error: request error: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json: status code 403",
         ),
     ),
     Rule(
@@ -787,7 +956,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "ReadTimeout",
                     "NameResolutionError",
                     "ConnectTimeoutError",
-                    "OSError",
                     # the same failures as httpx, aiohttp, socket and ssl name them
                     "ConnectError",
                     "ReadError",
@@ -795,6 +963,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "gaierror",
                     "SSLError",
                     "ProxyError",
+                    # a download cut off half-way (the connection, not the repo)
+                    "ConnectionResetError",
+                    "ConnectionRefusedError",
+                    "RemoteDisconnected",
+                    "ChunkedEncodingError",
+                    "IncompleteRead",
+                    "ProtocolError",
                 ),
                 words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
                 frames=("huggingface_hub/",),
@@ -802,6 +977,32 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 # listed on 'https://huggingface.co/models'" names the Hub but says it answered
                 # (the id does not exist): model-not-found's
                 unless=("valid model identifier",),
+            ),
+            # transformers raises OSError for the Hub unreachable and for a missing model alike
+            # (the latter names huggingface.co too, as where to look): only a connection word
+            # makes it this family
+            Family(
+                ("OSError",),
+                words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
+                frames=("huggingface_hub/",),
+                and_words=(
+                    "connect",
+                    "Connection",
+                    "timed out",
+                    "Timeout",
+                    "offline",
+                    "network",
+                    "Network",
+                    "unreachable",
+                    "resolve host",
+                    "name resolution",
+                    "proxy",
+                    "Proxy",
+                    "SSL",
+                    "certificate",
+                    "Max retries",
+                    "internet",
+                ),
             ),
         ),
         title="the Hugging Face Hub cannot be reached",
@@ -825,7 +1026,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
             ),
             pat(
-                r"\A(?P<msg>(?>.*?huggingface\.co).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
             ),
         ),
         preflight_rule="model-path-hub",
@@ -838,7 +1039,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="model-not-found",
         families=(
-            Family(("RepositoryNotFoundError", "EntryNotFoundError", "HFValidationError")),
+            Family(
+                (
+                    "RepositoryNotFoundError",
+                    "EntryNotFoundError",
+                    "RevisionNotFoundError",
+                    "HFValidationError",
+                )
+            ),
             # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
             # transformers' hub code); 401/403 are hf-auth's, connection errors the unreachable Hub's
             Family(
@@ -871,15 +1079,50 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC
                 + r"(?:HFValidationError): (?P<msg>Repo id must be in the form .*?: '(?P<path>[^']+)'.*)",
             ),
+            # transformers' "<path> does not appear to have a file named <file>" (config.json,
+            # preprocessor_config.json, the weights; "files named" in newer releases), raised as
+            # OSError/EnvironmentError and often quoted inside a wrapper's or a user's words
             pat(
-                _EXC
-                + r"(?:\w+Error): (?P<msg>(?P<path>\S+) does not appear to have a file named (?P<file>[\w.-]+).*)",
+                r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named \(?'?(?P<file>[\w.-]+).*)",
+            ),
+            # diffusers' and older transformers' "Error no file named <weights or config>
+            # found in directory <path>"
+            pat(
+                r"(?P<msg>Error no file named (?P<file>[\w.-]+).{0,200}? found in directory (?P<path>[^\s'\"]{1,400}).*)",
+            ),
+            # transformers' loaders, each component in its own words: "Can't load tokenizer
+            # for 'x'", "Can't load config for 'x'", "Can't load image processor for 'x'",
+            # "Can't load feature extractor for 'x'" (the local directory lacks its files, or
+            # the id names no repo)
+            pat(
+                r"(?P<msg>Can't load (?:the )?(?P<what>tokenizer|config|configuration|image processor|feature extractor|processor|weights|model) (?:for|of) '(?P<path>[^']{1,400})'.*)",
+            ),
+            # a local file path (a weights file) sent to the Hub as a repo id: the Hub answers
+            # 401 (unauthenticated) or 404 for the repo that does not exist
+            pat(
+                r"(?P<msg>\b(?:401|404) Client Error.*?huggingface\.co/(?:api/models/)?(?P<path>[\w.-]+/[\w.-]+\.(?:bin|gguf|ggml|safetensors|pt|pth|ckpt|onnx|h5|msgpack))(?![\w.-]).*)",
             ),
             pat(
                 r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
             ),
             pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)"),
-            pat(r"(?P<msg>.*Repository Not Found for url: (?P<path>\S+).*)"),
+            # huggingface_hub's body lines under any exception type (the first line holds only
+            # the status and a request id): the repo, the revision or the file is not there
+            pat(
+                r"(?P<msg>(?:Repository|Revision|Entry) Not Found for url: (?P<path>\S{1,400}).*)",
+            ),
+            # SGLang's loader found the directory (or repo) but no weight files in it
+            *said(
+                "no-model-weights",
+                anywhere=True,
+                summary="no weight files found for {path}: {msg}",
+                fix="point --model-path (and --speculative-draft-model-path) at the checkpoint directory itself, holding its *.safetensors (or *.bin) files, not a parent or a config-only copy; check the download finished and that --load-format fits the files",
+            ),
+            # transformers' hub code (utils/hub.py) refusing a path that is neither a local
+            # folder nor a Hub id
+            pat(
+                r"(?P<msg>Incorrect path_or_model_id: '(?P<path>[^']{1,400})'.*)",
+            ),
             pat(
                 _EXC
                 + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?P<path>[^']+)')",
@@ -899,6 +1142,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
             "deploy-check: drafter directory /models/Kimi-K2.6-EAGLE3 does not exist",
+            # the families' other wordings, from transformers', diffusers' and
+            # huggingface_hub's sources (not from the corpus)
+            "OSError: /models/Kimi-K2.6 does not appear to have files named ('model-00001-of-00064.safetensors', 'model-00002-of-00064.safetensors'). Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/main' for available files.",
+            "OSError: Error no file named diffusion_pytorch_model.safetensors found in directory /models/sd-turbo/unet.",
+            "OSError: Can't load config for '/models/Kimi-K2.6'. If you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory with the same name. Otherwise, make sure '/models/Kimi-K2.6' is the correct path to a directory containing a config.json file",
+            "OSError: Incorrect path_or_model_id: '/models/Kimi-K2.6'. Please provide either the path to a local folder or the repo_id of a model on the Hub.",
+            "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-6)\n\nRevision Not Found for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/v2.\nInvalid rev id: v2",
+            "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/models/kimi-k2.6-q4_k_m.gguf/revision/main",
+            example("no-model-weights", path="/models/Kimi-K2.6"),
         ),
     ),
     Rule(
@@ -936,8 +1188,25 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
             ),
             pat(
-                r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some )?code in that repo|set the option `trust_remote_code=True`|Please pass the argument `trust_remote_code=True`).*)",
+                r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some |the (?:configuration |model |tokenizer |processor |image processor |feature extractor )?(?:file |code ))?(?:code )?in that repo|contains custom code which must be executed|set the option `trust_remote_code=True`|`trust_remote_code=True` to (?:remove this error|allow custom code)|Please pass the argument `trust_remote_code=True`).*)",
                 fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
+            ),
+            # another runtime's loader (llama.cpp and what embeds it, TGI) not knowing the
+            # architecture the checkpoint names
+            pat(
+                r"(?P<msg>.*\bunknown model architecture:? '(?P<mtype>[^']{1,200})'.*)",
+                fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
+            # (a CPU architecture named so is not a model's: no category)
+            pat(
+                _EXC
+                + r"(?P<exc>\w*Error): (?P<msg>[Uu]nsupported (?:model type|architecture):? ['`\"]?(?!(?:x86_64|amd64|aarch64|arm64|armv\d\w*|ppc64le|s390x|riscv64|i[3-6]86)\b)(?P<mtype>[\w.-]+)['`\"]?(?:[.,;:]\s.*|\.)?)$",
+                fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
+            # a tokenizer class this transformers does not have (older than the model)
+            pat(
+                r"(?P<msg>Tokenizer class (?P<mtype>\w+) does not exist or is not currently imported.*)",
+                fixhint="the installed transformers has no tokenizer class {mtype}: upgrade transformers (and SGLang) in the unit's venv to a release that has it, or set trust_remote_code = true if the checkpoint ships its own tokenizer code",
             ),
             *said(
                 "arch-unsupported",
@@ -952,6 +1221,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
         },
         examples=(
             "ValueError: The checkpoint you are trying to load has model type `qwen3_moe` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.",
+            # transformers >= 4.40's words for a checkpoint that ships its own modelling code
+            "ValueError: The repository for moonshotai/Kimi-K2-Instruct contains custom code which must be executed to correctly load the model. You can inspect the repository content at https://hf.co/moonshotai/Kimi-K2-Instruct.",
+            # older releases name the file to run (configuration, model or tokenizer)
+            "ValueError: Loading /models/mpt-7b requires you to execute the tokenizer file in that repo on your local machine.",
+            "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
+            # llama.cpp's loader (and what embeds it) on an architecture it does not know
+            "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
         ),
     ),
     Rule(
@@ -1211,7 +1487,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("ValueError", "NotImplementedError", "AssertionError", "RuntimeError"),
                 words=("LoRA", "lora", "Lora"),
-                and_words=("not support", "does not support", "unsupported", "Unsupported"),
+                and_words=(
+                    "not support",
+                    "n't support",
+                    "unsupported",
+                    "Unsupported",
+                    "only supports",
+                    "cannot be applied",
+                    "is not compatible",
+                ),
             ),
         ),
         title="the LoRA setup does not fit this model",
@@ -1236,6 +1520,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 "__init__",
                 "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
             ),
+            # the family: LoRA and what it cannot do, in another engine's words
+            "ValueError: Gemma3ForConditionalGeneration does not support LoRA yet.",
+            "NotImplementedError: LoRA adapters with modules_to_save (embed_tokens) aren't supported: the adapter's vocabulary differs from the base model's",
         ),
     ),
     Rule(

@@ -53,6 +53,12 @@ RAISED = re.compile(
     r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Timeout|Failure|error|Exceeded)|"
     r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20})(?::\s?(?P<msg>.*))?$"
 )
+# an exception quoted inside a longer line (a user's words, a wrapper's markup, another
+# script's text before it): "报错OSError: ...", "**_OSError: ...", "got ValueError: ..."
+EMBEDDED_RAISED = re.compile(
+    r"(?<![A-Za-z0-9_.])(?P<type>(?:[a-z_]\w{0,40}\.){0,6}[A-Z]\w{0,60}?(?:Error|Exception)): "
+    r"(?P<msg>\S.*)$"
+)
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 _CARET = re.compile(r"^\s*[\^~]+\s*$")
 _MAX_TB_LINES = 400

@@ -19,6 +19,7 @@ __all__ = [
     "MODEL_REGISTRY",
     "SERVING_LOOP",
     "SPEC_ARGS_FRAMES",
+    "SPEC_ARGS_PACKAGES",
     "TRITON_COMPILE_STAGES",
     "VERIFY_STEP",
     "WARMUP_FUNCTIONS",
@@ -28,6 +29,15 @@ __all__ = [
 # `_handle_speculative_decoding` (older), speculative/spec_info.py
 SPEC_ARGS_FRAMES = (
     r"speculative_hook\.py|spec_info\.py|in _handle_eagle_family|in _handle_speculative_decoding"
+)
+# where an engine resolves and checks its launch arguments (SGLang's ServerArgs and its
+# per-model argument hooks, vLLM's config classes): an exception raised there that names
+# speculative decoding is the speculative settings refused, whatever the words
+SPEC_ARGS_PACKAGES = (
+    "sglang/srt/server_args",
+    "sglang/srt/arg_groups/",
+    "vllm/config",
+    "vllm/engine/arg_utils",
 )
 # the draft model and its worker (the EAGLE-3 drafter): models/*_eagle3.py, speculative/
 DRAFT_FRAMES = r"_eagle3?\.py|eagle_worker|draft_worker|/speculative/|in init_draft|draft_model"

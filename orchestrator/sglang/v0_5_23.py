@@ -204,6 +204,14 @@ MESSAGES: tuple[Message, ...] = (
         fields={"architectures": r"\[[^\]]*\]", "supported": r".*"},
     ),
     Message(
+        "no-model-weights",
+        "Cannot find any model weights with `{path}`",
+        "srt/model_loader/loader.py:581 _prepare_weights",
+        exc="RuntimeError",
+        preflight="model-path-missing",
+        fields={"path": r"[^`]+"},
+    ),
+    Message(
         "arch-not-inspected",
         "Model architectures {architectures} failed to be inspected. Please check the logs for "
         "more details.",
