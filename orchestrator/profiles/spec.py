@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.sglang import api
 from orchestrator.sglang.versions import Choice, resolve
 
 DEFAULT_MODULE = "sglang.launch_server"
@@ -54,7 +55,7 @@ class HealthConfig:
     scheme: str = "http"
     host: str = "127.0.0.1"
     port: int = 30000
-    path: str = "/health"
+    path: str = api.HEALTH
     startup_timeout_s: int = 1800
     # After `up`: deploy's liveness watcher (orchestrator/watch/liveness.py). Once the server has
     # answered /health in an invocation, probe it every interval; `liveness_failures` in a

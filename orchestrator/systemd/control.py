@@ -191,15 +191,12 @@ def _exit_status(st: UnitState | None) -> str | None:
 
 
 async def _healthy_now(url: str) -> bool:
-    import httpx
+    """Whether the health URL answers 200 now, with a body within the cap (serverapi's stdlib
+    client, in a thread)."""
+    from orchestrator import serverapi
 
-    from orchestrator.httpcap import BodyTooLarge, aget
-
-    try:
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as c:
-            return (await aget(c, url)).status == 200
-    except (httpx.HTTPError, BodyTooLarge):
-        return False
+    r = await asyncio.to_thread(serverapi.health, url)
+    return r.status == 200 and r.error is None
 
 
 @dataclass

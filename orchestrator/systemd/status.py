@@ -7,13 +7,13 @@ which starts, stops and rolls back; this module only reads.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from orchestrator import serverapi
 from orchestrator.errors import InputError
 from orchestrator.profiles.spec import CHECK_SUFFIX
 
@@ -62,69 +62,6 @@ def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
     return out
 
 
-def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
-    """GET url: (status, parsed JSON or None, words). The stdlib client, so that `status`
-    does not pay httpx's import time for two local requests."""
-    import http.client
-    import urllib.parse
-
-    from orchestrator.httpcap import BodyTooLarge, read_capped
-
-    u = urllib.parse.urlsplit(url)
-    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
-    try:
-        conn.request("GET", u.path or "/", headers={"Accept": "application/json"})
-        r = conn.getresponse()
-        try:
-            body = read_capped(r)
-        except BodyTooLarge as e:
-            return r.status, None, f"{r.status} {r.reason} (answer over {e.limit} bytes, not read)"
-    except ConnectionRefusedError:
-        return None, None, "connection refused (not listening)"
-    except TimeoutError:
-        return None, None, "no answer (timeout)"
-    except (OSError, http.client.HTTPException) as e:
-        return None, None, type(e).__name__
-    finally:
-        conn.close()
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
-    return r.status, data, r.reason
-
-
-def accept_length(info: Any) -> float | None:
-    """SGLang's average speculative accept length from /server_info, over its DP ranks."""
-    states = info.get("internal_states") if isinstance(info, dict) else None
-    if not isinstance(states, list):
-        return None
-    raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
-    lens: list[float] = [x for x in raw if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    return round(sum(lens) / len(lens), 3) if lens else None
-
-
-def _server_facts(info: Any) -> dict[str, Any]:
-    if not isinstance(info, dict):
-        return {}
-    keys = (
-        "model_path",
-        "served_model_name",
-        "tp_size",
-        "speculative_algorithm",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
-        "version",
-    )
-    facts = {k: info[k] for k in keys if info.get(k) is not None}
-    acc = accept_length(info)
-    if acc is not None:
-        facts["avg_spec_accept_length"] = acc
-    return facts
-
-
 @dataclass(frozen=True)
 class Health:
     """GET health_url: the HTTP status (None: no answer) and what happened, in words."""
@@ -149,7 +86,9 @@ class DeploymentStatus:
     invocation_id: str
     health_url: str
     health: Health
-    server: dict[str, Any]  # what /server_info says (see _server_facts); {} when it did not answer
+    server: dict[
+        str, Any
+    ]  # what /server_info says (sglang.api.server_facts); {} when it did not answer
     release: Release | None = None  # the latest release; None when none or not readable
     interrupted: dict[str, Any] | None = None  # the marker of an up/rollback that did not finish
     # day 2 (orchestrator/watch/report.py status_fields): the last incident, how many in 24 h,
@@ -195,10 +134,9 @@ async def status(
 
         async def one(d: Deployment) -> DeploymentStatus:
             st = await sd.state(d.unit)
-            base = d.health_url.rsplit("/", 1)[0] if d.health_url.count("/") > 2 else d.health_url
-            (code, _, words), (icode, info, _) = await asyncio.gather(
-                asyncio.to_thread(_get_json, d.health_url),
-                asyncio.to_thread(_get_json, base + "/server_info"),
+            health, facts = await asyncio.gather(
+                asyncio.to_thread(serverapi.health, d.health_url),
+                asyncio.to_thread(serverapi.server_facts, serverapi.base_of(d.health_url)),
             )
             since = st.state_change_timestamp_us
             release, interrupted = _state_facts(state_root, d.name)
@@ -227,10 +165,10 @@ async def status(
                 invocation_id=st.invocation_id,
                 health_url=d.health_url,
                 health=Health(
-                    status=code,
-                    detail="healthy" if code == 200 else (f"{code} {words}" if code else words),
+                    status=health.status,
+                    detail="healthy" if health.status == 200 else health.words,
                 ),
-                server=_server_facts(info) if icode == 200 else {},
+                server=facts,
                 release=release,
                 interrupted=interrupted,
                 **day2,

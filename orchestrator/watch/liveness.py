@@ -31,18 +31,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import http.client
 import json
 import os
 import site
 import sys
 import time
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator import serverapi
 from orchestrator.profiles.spec import LIVENESS_SUFFIX, Spec
 
 WATCHER_SUFFIX = f"{LIVENESS_SUFFIX}.service"
@@ -165,37 +164,15 @@ PROBE_BODY_BYTES = 64 * 1024  # SGLang's /health answers with an empty body
 
 
 def probe(url: str, timeout_s: float) -> Probe:
-    """One GET of the health URL (stdlib client: a probe costs little CPU). The body is read
-    up to a cap (an endless answer would keep the socket busy past every timeout): its status
-    is the verdict."""
-    from orchestrator.httpcap import BodyTooLarge, read_capped
+    """One GET of the health URL (serverapi's stdlib client: a probe costs little CPU and the
+    watcher never imports httpx). The body is read up to a cap: its status is the verdict."""
     from orchestrator.watch.incidents import iso
 
-    u = urllib.parse.urlsplit(url)
-    cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     t0 = time.monotonic()
     when = iso(int(time.time() * 1e6))
-    conn = cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
-    status: int | None = None
-    try:
-        conn.request("GET", u.path or "/")
-        r = conn.getresponse()
-        status = r.status
-        detail = f"{r.status} {r.reason}"
-        try:
-            read_capped(r, PROBE_BODY_BYTES)
-        except BodyTooLarge as e:
-            detail += f" (body cut at {e.limit} bytes)"
-    except ConnectionRefusedError:
-        detail = "connection refused"
-    except TimeoutError:
-        detail = f"no answer in {timeout_s:g} s"
-    except (OSError, http.client.HTTPException) as e:
-        detail = type(e).__name__
-    finally:
-        conn.close()
+    r = serverapi.health(url, timeout_s, limit=PROBE_BODY_BYTES)
     ms = round((time.monotonic() - t0) * 1000, 1)
-    return Probe(status == 200, status, detail, ms, when)
+    return Probe(r.status == 200, r.status, r.words, ms, when)
 
 
 # --------------------------------------------------------------------------- the watcher
