@@ -143,7 +143,14 @@ def bench_cmd(
         plotted = bench.plot([run, *([other] if other else [])], plot_path) if plot_path else None
     except DeployError as e:
         _fail(e)
-    failed = sum(lv.errors or 0 for lv in run.levels)
+    _report(run, saved, other, rows, plotted, as_json)
+
+
+def _report(
+    run: Any, saved: Path, other: Any, rows: Any, plotted: Path | None, as_json: bool
+) -> None:
+    """The run (and its comparison, plot, where saved) as text or --json; exit 1 when any
+    request failed."""
     if as_json:
         _out(
             {
@@ -163,7 +170,7 @@ def bench_cmd(
         typer.echo(f"\nsaved {saved}")
         if plotted:
             typer.echo(f"plot  {plotted}")
-    if failed:
+    if sum(lv.errors or 0 for lv in run.levels):
         raise typer.Exit(1)
 
 
