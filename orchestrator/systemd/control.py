@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # at run time these modules load only when a command needs th
     from orchestrator.diagnosis.diagnose import Diagnosis
     from orchestrator.preflight.gpus import GpuReport
     from orchestrator.systemd.install import Systemd, UnitState
-    from orchestrator.systemd.releases import Release, Store
+    from orchestrator.systemd.releases import ReleaseRecord, Store
     from orchestrator.watch.health import Progress
 
     OnProgress = Callable[[Progress], None]
@@ -426,7 +426,7 @@ async def _apply(
     sd: Systemd,
     spec: Spec,
     store: Store,
-    rel: Release,
+    rel: ReleaseRecord,
     res: UpResult,
     *,
     interrupted: bool,
@@ -496,7 +496,7 @@ async def _after_failure(
     sd: Systemd,
     spec: Spec,
     store: Store,
-    rel: Release,
+    rel: ReleaseRecord,
     res: UpResult,
     *,
     unit_dir: Path,
@@ -536,7 +536,7 @@ async def rollback_to(
     sd: Systemd,
     spec: Spec,
     store: Store,
-    prev: Release,
+    prev: ReleaseRecord,
     *,
     unit_dir: Path,
     user: bool,
@@ -693,7 +693,7 @@ async def rollback(
 
     store = Store(state_root, spec.name)
 
-    def target() -> Release:
+    def target() -> ReleaseRecord:
         installed = {n: _read(unit_dir / n) or "" for n in render.render(spec, user_mode=user)}
         t = (
             store.get(to)

@@ -18,7 +18,7 @@ from orchestrator.errors import InputError
 from orchestrator.profiles.spec import CHECK_SUFFIX
 
 if TYPE_CHECKING:  # at run time these modules load only when a command needs them
-    from orchestrator.systemd.releases import Release
+    from orchestrator.systemd.releases import ReleaseRecord
     from orchestrator.watch.health import Progress
 
     OnProgress = Callable[[Progress], None]
@@ -89,7 +89,7 @@ class DeploymentStatus:
     server: dict[
         str, Any
     ]  # what /server_info says (sglang.api.server_facts); {} when it did not answer
-    release: Release | None = None  # the latest release; None when none or not readable
+    release: ReleaseRecord | None = None  # the latest release; None when none or not readable
     interrupted: dict[str, Any] | None = None  # the marker of an up/rollback that did not finish
     # day 2 (orchestrator/watch/report.py status_fields): the last incident, how many in 24 h,
     # the liveness watcher's state
@@ -179,7 +179,7 @@ async def status(
 
 def _state_facts(
     state_root: Path | None, name: str
-) -> tuple[Release | None, dict[str, Any] | None]:
+) -> tuple[ReleaseRecord | None, dict[str, Any] | None]:
     """(latest release, interrupted marker); (None, None) when the state dir cannot be read."""
     if state_root is None:
         return None, None
