@@ -1,8 +1,13 @@
 """`deploy bench`: the command. Thin, like cli.py: read the options, call orchestrator.perf.bench,
-print. Registered in cli.py with `app.command("bench")(bench_cmd)`."""
+print. Registered in cli.py with `app.command("bench")(bench_cmd)`.
+
+Imports of stages, asyncio and rich sit inside the functions: `deploy --help` imports this
+module, and pays for them only in the command that runs them (orchestrator/cli/__init__.py)."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +17,7 @@ from orchestrator import redact
 from orchestrator.cli.common import fail as _fail
 from orchestrator.cli.common import out as _out
 from orchestrator.cli.common import table as _table
-from orchestrator.errors import DeployError, InputError
+from orchestrator.errors import DeployError, InputError, ProfileError
 
 
 def bench_cmd(
@@ -177,7 +182,6 @@ def _report(
 def _target(profile: str, *, loose: bool) -> tuple[Any, str]:
     """(Spec or None, the deployment name runs are saved under)."""
     from orchestrator import profiles
-    from orchestrator.errors import ProfileError
     from orchestrator.profiles.spec import NAME_RE
 
     try:
@@ -190,7 +194,6 @@ def _target(profile: str, *, loose: bool) -> tuple[Any, str]:
 
 
 def _need_matplotlib() -> None:
-    import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
         from orchestrator.perf.bench import PlotUnavailable
@@ -262,7 +265,6 @@ class _Bars:
 
     def _start(self) -> Any:
         """Started at the first level, so a refusal before any request leaves no trace."""
-        import sys
 
         from rich.console import Console
         from rich.progress import (

@@ -1,15 +1,19 @@
 """`deploy tune`: the command. Thin, like cli.py: read the options, call orchestrator.perf.tune,
-print. Registered in cli.py with `app.command("tune")(tune_cmd)`."""
+print. Registered in cli.py with `app.command("tune")(tune_cmd)`.
+
+Imports of stages, asyncio and rich sit inside the functions: `deploy --help` imports this
+module, and pays for them only in the command that runs them (orchestrator/cli/__init__.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from orchestrator.cli import tune_text
+from orchestrator.cli.bench import _need_matplotlib
 from orchestrator.cli.common import fail as _fail
 from orchestrator.cli.common import out as _out
 from orchestrator.errors import DeployError, InputError
@@ -293,8 +297,6 @@ def _setup(
     box = gpus.probe_for_cli(not no_nvml)
     write_path = tune.check_write_path(write, spec) if write is not None else None
     if plot:
-        from orchestrator.cli.bench import _need_matplotlib
-
         _need_matplotlib()
     return _Setup(spec, state, box, write_path)
 
@@ -586,7 +588,6 @@ def _dataset_ref(name: str | None) -> str:
 
 def _baseline_spec(ref: str, spec: Any) -> Any:
     """The --baseline profile, deployed as this deployment (same unit, same state)."""
-    from dataclasses import replace
 
     from orchestrator import profiles
 

@@ -1,5 +1,8 @@
 """`deploy tune`'s words: the live event lines on stderr, the dry-run plan, the result table
-and what Ctrl-C says (the command itself is orchestrator/cli/tune.py)."""
+and what Ctrl-C says (the command itself is orchestrator/cli/tune.py).
+
+Imports of stages, asyncio and rich sit inside the functions: `deploy --help` imports this
+module, and pays for them only in the command that runs them (orchestrator/cli/__init__.py)."""
 
 from __future__ import annotations
 

@@ -40,6 +40,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
+import matplotlib.pyplot as plt
+
 from orchestrator import serverapi
 from orchestrator.errors import InputError
 from orchestrator.perf.datasets import (
@@ -50,7 +53,9 @@ from orchestrator.perf.datasets import (
     sample,
     synthetic_prompt,
 )
+from orchestrator.profiles.spec import NAME_RE
 from orchestrator.sglang import api, is_eagle_draft
+from orchestrator.systemd.releases import state_dir as shared
 
 STATE_DIR_ENV = "DEPLOY_STATE_DIR"  # named in messages; read by releases.state_dir
 MAX_CONCURRENCY = 4096
@@ -264,7 +269,6 @@ def _round(x: float | None, n: int = 3) -> float | None:
 
 
 def _client(max_connections: int, api_key: str | None = None) -> Any:
-    import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return httpx.AsyncClient(
@@ -284,7 +288,6 @@ async def _one_request(
     clock: Callable[[], float],
     path: str = api.COMPLETIONS,
 ) -> RequestResult:
-    import httpx
 
     t0 = clock()
     first: float | None = None
@@ -456,7 +459,6 @@ async def run_level(
 async def server_facts(base_url: str, api_key: str | None = None) -> dict[str, Any]:
     """/health must answer 200; then what /server_info (and /v1/models) say. InputError when
     the server is not reachable or not healthy."""
-    import httpx
 
     base_url = base_url.rstrip("/")
     fix = (
@@ -598,7 +600,6 @@ def accept_warnings(run: BenchRun) -> list[str]:
 
 def state_dir(given: str | os.PathLike[str] | None = None) -> Path:
     """The state dir releases use too (see `releases.state_dir`)."""
-    from orchestrator.systemd.releases import state_dir as shared
 
     return shared(given)
 
@@ -675,7 +676,6 @@ def history(state: str | os.PathLike[str], profile: str) -> list[BenchRun]:
 
 def resolve_other(ref: str, state: str | os.PathLike[str]) -> BenchRun:
     """--compare: a saved-run JSON file, or a profile name whose latest saved run is used."""
-    from orchestrator.profiles.spec import NAME_RE
 
     p = Path(ref).expanduser()
     if p.suffix == ".json" or "/" in ref or p.is_file():
@@ -720,7 +720,6 @@ def plot(runs: Iterable[BenchRun], path: str | os.PathLike[str]) -> Path:
             fix="pip install 'deploy[bench]' (or pip install matplotlib), or leave out --plot",
         ) from None
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
 
     out = Path(path).expanduser()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)

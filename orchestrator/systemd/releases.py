@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.errors import InputError, LockedError
 from orchestrator.systemd.files import held_lock, read_state, write_atomically
 from orchestrator.timefmt import now_iso
+from orchestrator.watch import incidents
 
 if TYPE_CHECKING:
     from orchestrator.watch.incidents import Incident
@@ -253,7 +254,6 @@ class HistoryResult:
 def history(root: Path, name: str) -> HistoryResult:
     """The releases and incidents of deployment `name` under the state dir `root`
     (InputError when unreadable). Here, not in deployer.py: `deploy history` needs no D-Bus."""
-    from orchestrator.watch import incidents
 
     store = Store(root, name)
     return HistoryResult(

@@ -13,9 +13,12 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from orchestrator import serverapi
+from orchestrator import redact, serverapi
 from orchestrator.errors import InputError
 from orchestrator.profiles.spec import CHECK_SUFFIX
+from orchestrator.systemd.install import Systemd
+from orchestrator.systemd.releases import Store
+from orchestrator.watch import liveness, report
 
 if TYPE_CHECKING:  # at run time these modules load only when a command needs them
     from orchestrator.systemd.releases import ReleaseRecord
@@ -39,7 +42,6 @@ class Deployment:
 
 def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
     """The deployments whose server units deploy rendered into unit_dir."""
-    from orchestrator import redact
 
     out = []
     for p in sorted(unit_dir.glob("sglang-*.service")):
@@ -123,8 +125,6 @@ class StatusResult:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> StatusResult:
-    from orchestrator.systemd.install import Systemd
-    from orchestrator.watch import liveness, report
 
     deps = deployments(unit_dir, only)
     if not deps:
@@ -183,7 +183,6 @@ def _state_facts(
     """(latest release, interrupted marker); (None, None) when the state dir cannot be read."""
     if state_root is None:
         return None, None
-    from orchestrator.systemd.releases import Store
 
     store = Store(state_root, name)
     try:
