@@ -10,12 +10,19 @@ import argparse
 import sys
 from pathlib import Path
 
+from orchestrator import profiles
+from orchestrator.cli.export import export_k8s
+from orchestrator.diagnosis import troubleshooting_markdown
+from orchestrator.preflight import RULES
+from orchestrator.sglang import RELEASES
+from orchestrator.systemd import render
+from orchestrator.systemd.releases import DEFAULT_STATE_DIR
+from orchestrator.watch.liveness import CANONICAL
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def preflight_markdown() -> str:
-    from orchestrator.preflight import RULES
-    from orchestrator.sglang import RELEASES
 
     lines = [
         "# Preflight rules",
@@ -55,10 +62,6 @@ def preflight_markdown() -> str:
 def golden_units() -> dict[Path, str]:
     """units/<profile>/<unit file> for every built-in profile, as a system-wide install of
     deploy renders them (`up` pins the interpreter and code that runs it)."""
-    from orchestrator import profiles
-    from orchestrator.systemd import render
-    from orchestrator.systemd.releases import DEFAULT_STATE_DIR
-    from orchestrator.watch.liveness import CANONICAL
 
     out: dict[Path, str] = {}
     for b in profiles.builtins():
@@ -72,7 +75,6 @@ def golden_units() -> dict[Path, str]:
 
 def golden_k8s() -> dict[Path, str]:
     """k8s/golden/<example>.yaml: `deploy export k8s` of each profile in k8s/examples/."""
-    from orchestrator.cli.export import export_k8s
 
     return {
         Path("k8s/golden") / f"{p.stem}.yaml": export_k8s(str(p)).yaml
@@ -81,13 +83,10 @@ def golden_k8s() -> dict[Path, str]:
 
 
 def generated() -> dict[Path, str]:
-    files = {Path("docs/preflight.md"): preflight_markdown()}
-    try:
-        from orchestrator.diagnosis import troubleshooting_markdown
-    except ImportError:
-        pass
-    else:
-        files[Path("docs/troubleshooting.md")] = troubleshooting_markdown()
+    files = {
+        Path("docs/preflight.md"): preflight_markdown(),
+        Path("docs/troubleshooting.md"): troubleshooting_markdown(),
+    }
     files.update(golden_units())
     files.update(golden_k8s())
     return files

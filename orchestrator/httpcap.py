@@ -9,6 +9,7 @@ liveness watcher use the `http.client` form without paying for httpx.
 from __future__ import annotations
 
 import http.client
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +45,6 @@ class Answer:
     body: bytes
 
     def json(self) -> Any:
-        import json
 
         return json.loads(self.body)
 

@@ -30,6 +30,8 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
+from orchestrator import envfile
+
 if TYPE_CHECKING:
     from orchestrator.profiles.spec import Spec
 
@@ -56,7 +58,6 @@ _ENV_FILE_LINE = re.compile(r"^\s*EnvironmentFile\s*=\s*-?(\S.*?)\s*$", re.M)
 def file_items(path: str) -> list[tuple[str, str]]:
     """The NAME=value pairs (non-empty values) of an environment file, parsed as systemd does
     (`envfile.read`), where this process can read it."""
-    from orchestrator import envfile
 
     try:
         return [(k, v) for k, v in envfile.read(path).values.items() if v]

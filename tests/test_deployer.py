@@ -22,7 +22,7 @@ def test_the_applied_spec_is_recorded_as_plain_json() -> None:
 def test_results_keep_the_json_shapes() -> None:
     """One result dataclass per command; to_json() gives the shapes the CLI always printed."""
     from orchestrator.systemd.control import DownResult, RollbackResult, UpResult
-    from orchestrator.systemd.releases import Release
+    from orchestrator.systemd.releases import ReleaseRecord
     from orchestrator.systemd.status import DeploymentStatus, Health, StatusResult
 
     rb = RollbackResult(1, 3, "healthy", "ok", "ab" * 16, ["x.service"], ["restart x: job done"])
@@ -41,7 +41,7 @@ def test_results_keep_the_json_shapes() -> None:
     up = UpResult("p", "sglang-p.service", "failed", 1.0, rollback=rb)
     assert up.to_json()["rollback"] == rb.to_json() and up.exit_code == 1
     json.dumps(up.to_json())
-    rel = Release(2, "2026-01-01T00:00:00+00:00", "built-in", "d" * 16, outcome="healthy")
+    rel = ReleaseRecord(2, "2026-01-01T00:00:00+00:00", "built-in", "d" * 16, outcome="healthy")
     row = DeploymentStatus(
         profile="p",
         unit="sglang-p.service",

@@ -1,5 +1,6 @@
-"""The package's shape: no import cycle (imports inside functions count) and no module over
-900 lines. Read with `ast`, nothing is imported.
+"""The package's shape: no import cycle (imports inside functions count), every module imports
+on its own, no module over 900 lines, and imports inside functions only where listed with a
+reason. Read with `ast`, except the import-alone check, which imports each module afresh.
 
 The exclusions below are what the code has today; each names its reason. Tighten them as the
 modules move (issue 20): an entry that no longer applies fails the test, so the list only shrinks.
@@ -8,6 +9,8 @@ modules move (issue 20): an entry that no longer applies fails the test, so the 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +26,30 @@ TOO_LONG: dict[str, str] = {
 
 # Import cycles today (each as its members) -> why they are still allowed.
 CYCLES: dict[tuple[str, ...], str] = {}
+
+# Modules that import inside a function -> why. Everything else imports at its top (issue 20):
+# an import inside a function only where a measured start-up cost needs it, an optional
+# dependency may be absent, or the code runs in another interpreter. Each module also says so
+# where it does it. Figures: `python -X importtime`, on a loaded 2-core dev box.
+LAZY_IMPORTS: dict[str, str] = {
+    "orchestrator.cli": "`deploy --help` imports every command module: each stage (profiles, preflight, systemd, perf, k8s, diagnosis) and asyncio load only in the command that runs them; `--help` is 1.2x `import typer` so, the bar 1.6x (perf.tune alone is ~1 s of imports)",
+    "orchestrator.cli.bench": "on the `deploy --help` path (see orchestrator.cli): perf.bench (httpx), datasets, asyncio, rich load in the command",
+    "orchestrator.cli.tune": "on the `deploy --help` path (see orchestrator.cli): perf.tune, perf.bench, profiles, preflight load in the command",
+    "orchestrator.cli.tune_text": "on the `deploy --help` path (see orchestrator.cli): perf.tune, datasets, rich (progress) load when printing",
+    "orchestrator.cli.export": "on the `deploy --help` path (see orchestrator.cli): k8s (jsonschema, yaml), profiles, diagnosis load in the command",
+    "orchestrator.cli.progress": "on the `deploy --help` path: rich (~30-40 ms) loads only when `up` draws its progress",
+    "orchestrator.cli.common": "on the `deploy --help` path: rich (~30 ms) loads only when bench or tune print a table",
+    "orchestrator.serverapi": "httpx (~100 ms) only on bench's and tune's async path: `deploy status` and the liveness watcher use the stdlib client",
+    "orchestrator.watch.liveness": "`deploy status` imports it: the journal reader (~20-30 ms) loads only when a hang is recorded",
+    "orchestrator.watch.incidents": "`deploy status` (through watch.liveness) and the recorder (Type=notify: the server waits for it) import it: the classifier (diagnosis.diagnose, ~120-240 ms) loads only when an incident is recorded",
+    "orchestrator.perf.bench": "matplotlib is optional (deploy[bench]); imported for --plot only, its absence is a PlotUnavailable",
+    "orchestrator.preflight.gpus": "pynvml is absent off GPU boxes; imported where NVML is read, its absence is reported",
+    "orchestrator.sglang.probe": "runs in the profile's interpreter, the only one where SGLang is installed",
+}
+# Packages the function-level check skips, with why.
+LAZY_IMPORTS_SKIPPED: dict[str, str] = {
+    "orchestrator.diagnosis": "the classifier is being tuned in parallel (issue 14); list or hoist its imports once that lands",
+}
 
 
 def module_name(path: Path) -> str:
@@ -146,3 +173,77 @@ def test_no_module_over_900_lines() -> None:
     assert not unexpected, f"modules over {MAX_LINES} lines: {unexpected}"
     stale = [n for n in TOO_LONG if n not in over]
     assert not stale, f"no longer over {MAX_LINES} lines, drop them from TOO_LONG: {stale}"
+
+
+def function_level_imports(path: Path) -> list[str]:
+    """`line: import ...` for each import inside a function (not under `if TYPE_CHECKING:`)."""
+    out: list[str] = []
+
+    def walk(node: ast.AST, in_func: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if in_func and isinstance(child, (ast.Import, ast.ImportFrom)):
+                out.append(f"{child.lineno}: {ast.unparse(child)}")
+            walk(child, in_func or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    walk(ast.parse(path.read_text(), filename=str(path)), False)
+    return out
+
+
+def test_the_checker_finds_a_function_level_import(tmp_path: Path) -> None:
+    p = tmp_path / "x.py"
+    p.write_text(
+        "import os\nfrom typing import TYPE_CHECKING\n"
+        "def f():\n    if TYPE_CHECKING:\n        import json\n    import re\n"
+        "class C:\n    async def g(self):\n        from os import path\n"
+    )
+    assert function_level_imports(p) == ["6: import re", "9: from os import path"]
+
+
+def test_imports_inside_functions_only_where_listed() -> None:
+    skipped = tuple(LAZY_IMPORTS_SKIPPED)
+    found = {
+        n: imps
+        for n, p in modules().items()
+        if not n.startswith(skipped) and (imps := function_level_imports(p))
+    }
+    unexpected = {n: found[n] for n in sorted(set(found) - set(LAZY_IMPORTS))}
+    assert not unexpected, (
+        "imports inside functions; move them to the module's top, or (a measured start-up "
+        f"cost, an optional dependency) list the module in LAZY_IMPORTS with why: {unexpected}"
+    )
+    stale = [n for n in LAZY_IMPORTS if n not in found]
+    assert not stale, f"no import inside a function any more, drop from LAZY_IMPORTS: {stale}"
+
+
+IMPORT_EACH = """
+import importlib, sys
+bad = []
+for name in sys.argv[1:]:
+    for m in [m for m in sys.modules if m == "orchestrator" or m.startswith("orchestrator.")]:
+        del sys.modules[m]
+    try:
+        importlib.import_module(name)
+    except Exception as e:
+        bad.append(f"{name}: {type(e).__name__}: {e}")
+print("\\n".join(bad))
+"""
+
+
+def test_every_module_imports_on_its_own() -> None:
+    """Each module imported first, in a clean `orchestrator` namespace: a cycle through a
+    package's __init__ (which the graph above does not count) fails here as it would for a
+    caller that imports that module first."""
+
+    names = [
+        n for n in modules() if n != "orchestrator.sglang.probe" and not n.endswith("__main__")
+    ]
+    r = subprocess.run(
+        [sys.executable, "-c", IMPORT_EACH, *names],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    assert r.stdout.strip() == "", r.stdout

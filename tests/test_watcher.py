@@ -165,14 +165,15 @@ def test_watcher_probe_reads_a_bounded_body(flood: Flood) -> None:
 
 
 def test_status_reads_bounded_bodies(flood: Flood) -> None:
-    from orchestrator.systemd.status import _get_json
+    from orchestrator import serverapi
 
-    code, data, words = _get_json(flood.url + "/server_info", 10)
-    assert (code, data) == (200, None) and "not read" in words
+    r = serverapi.get(flood.url + "/server_info", 10)
+    assert (r.status, r.body, r.json()) == (200, None, None) and "not read" in r.words
+    assert serverapi.server_facts(flood.url, 10) == {}
     assert flood.sent < READ_BOUND
 
 
-def test_httpx_clients_read_bounded_bodies(flood: Flood) -> None:
+def test_up_and_bench_read_bounded_bodies(flood: Flood) -> None:
     import asyncio
 
     from orchestrator.perf import bench

@@ -1,8 +1,13 @@
 """`deploy bench`: the command. Thin, like cli.py: read the options, call orchestrator.perf.bench,
-print. Registered in cli.py with `app.command("bench")(bench_cmd)`."""
+print. Registered in cli.py with `app.command("bench")(bench_cmd)`.
+
+Imports of stages, asyncio and rich sit inside the functions: `deploy --help` imports this
+module, and pays for them only in the command that runs them (orchestrator/cli/__init__.py)."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +17,7 @@ from orchestrator import redact
 from orchestrator.cli.common import fail as _fail
 from orchestrator.cli.common import out as _out
 from orchestrator.cli.common import table as _table
-from orchestrator.errors import DeployError, InputError
+from orchestrator.errors import DeployError, InputError, ProfileError
 
 
 def bench_cmd(
@@ -143,7 +148,14 @@ def bench_cmd(
         plotted = bench.plot([run, *([other] if other else [])], plot_path) if plot_path else None
     except DeployError as e:
         _fail(e)
-    failed = sum(lv.errors or 0 for lv in run.levels)
+    _report(run, saved, other, rows, plotted, as_json)
+
+
+def _report(
+    run: Any, saved: Path, other: Any, rows: Any, plotted: Path | None, as_json: bool
+) -> None:
+    """The run (and its comparison, plot, where saved) as text or --json; exit 1 when any
+    request failed."""
     if as_json:
         _out(
             {
@@ -163,14 +175,13 @@ def bench_cmd(
         typer.echo(f"\nsaved {saved}")
         if plotted:
             typer.echo(f"plot  {plotted}")
-    if failed:
+    if sum(lv.errors or 0 for lv in run.levels):
         raise typer.Exit(1)
 
 
 def _target(profile: str, *, loose: bool) -> tuple[Any, str]:
     """(Spec or None, the deployment name runs are saved under)."""
     from orchestrator import profiles
-    from orchestrator.errors import ProfileError
     from orchestrator.profiles.spec import NAME_RE
 
     try:
@@ -183,7 +194,6 @@ def _target(profile: str, *, loose: bool) -> tuple[Any, str]:
 
 
 def _need_matplotlib() -> None:
-    import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
         from orchestrator.perf.bench import PlotUnavailable
@@ -255,7 +265,6 @@ class _Bars:
 
     def _start(self) -> Any:
         """Started at the first level, so a refusal before any request leaves no trace."""
-        import sys
 
         from rich.console import Console
         from rich.progress import (

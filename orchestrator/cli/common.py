@@ -1,10 +1,12 @@
 """Plumbing every command shares: error-to-exit mapping, --json output and tables.
 
 Kept light (typer and the error classes only) so each command module can import it without
-importing cli.py, and cli.py can import the command modules without a cycle."""
+importing cli.py, and cli.py can import the command modules without a cycle. rich (~30 ms)
+is imported inside `table`: `deploy --help` imports this module."""
 
 from __future__ import annotations
 
+import io
 import json
 from typing import NoReturn
 
@@ -39,7 +41,6 @@ def fail(err: DeployError, *, as_json: bool = False, profile: str | None = None)
 def table(header: list[str], rows: list[list[str]], *, left: int = 0) -> str:
     """Plain text columns two spaces apart (rich's Table without borders or colour): the
     first `left` columns aligned left (names), the rest right (numbers)."""
-    import io  # rich costs ~50 ms to import; only bench and tune print tables
 
     from rich.console import Console
     from rich.table import Table

@@ -3,6 +3,9 @@ replicas > 1, SGLang's router), after the same preflight as `deploy up`.
 
 Refused (exit 2, nothing on stdout): a profile preflight refuses, a parallelism that does not
 fill [cluster] nodes x gpus_per_node, no [k8s] image, models outside the mounted volume.
+
+Imports of stages, asyncio and rich sit inside the functions: `deploy --help` imports this
+module, and pays for them only in the command that runs them (orchestrator/cli/__init__.py).
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from typing import Annotated, Any
 
 import typer
 
+from orchestrator.cli.common import fail as _fail
 from orchestrator.errors import DeployError, PreflightRejected, Refused
+from orchestrator.systemd.files import write_atomically
 
 export_app = typer.Typer(
     name="export",
@@ -57,14 +62,11 @@ def export_k8s_cmd(
 ) -> None:
     """Render a LeaderWorkerSet (size = nodes, replicas groups), a Service for the leaders and,
     with replicas > 1, SGLang's router with its RBAC. YAML on stdout, or --out DIR."""
-    from orchestrator.cli.common import fail as _fail
 
     changed: list[str] = []
     try:
         res = export_k8s(profile, lws_version=lws_version)
         if out is not None:
-            from orchestrator.systemd.files import write_atomically
-
             changed = write_atomically(res.files, out, field="--out")
     except DeployError as e:
         _fail(e)

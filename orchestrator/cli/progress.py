@@ -1,10 +1,14 @@
-"""What `up` shows while it waits: one live line on a terminal, plain lines otherwise."""
+"""What `up` shows while it waits: one live line on a terminal, plain lines otherwise.
+
+rich (~30-40 ms of imports) is imported inside: `deploy --help` imports this module."""
 
 from __future__ import annotations
 
 import sys
 import time
 from typing import Any, TextIO
+
+from orchestrator import redact
 
 
 class UpProgress:
@@ -23,8 +27,6 @@ class UpProgress:
         if self.tty and self.enabled:
             from rich.console import Console
             from rich.live import Live
-
-            from orchestrator import redact
 
             # rich's cursor controls must reach the terminal, so it writes below the output
             # boundary; every text it shows is cleaned (redacted, controls escaped) first.
@@ -53,8 +55,6 @@ class UpProgress:
             return
         if self.live is not None:
             from rich.text import Text
-
-            from orchestrator import redact
 
             self.live.update(Text(redact.clean(self.line(p))))
         elif p.phase != self.last_phase:

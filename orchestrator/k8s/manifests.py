@@ -18,6 +18,7 @@ from typing import Any
 from orchestrator.errors import InputError
 from orchestrator.profiles.spec import EnvRef, Spec
 from orchestrator.sglang.cluster import MULTINODE, ROUTER
+from orchestrator.sglang.flags import flag
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_VERSIONS = ("0.8", "0.9", "0.10")
@@ -63,7 +64,6 @@ def lws_flags(spec: Spec) -> list[str]:
     """The multi-node flags, from what LWS injects: identical text on leader and workers."""
     if spec.cluster.nodes <= 1:
         return []
-    from orchestrator.sglang.flags import flag
 
     port = DEFAULT_DIST_PORT
     if spec.cluster.dist_init_addr:

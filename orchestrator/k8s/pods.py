@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.diagnosis.diagnose import Diagnosis
 from orchestrator.diagnosis.journal import JournalEntry
+from orchestrator.errors import InputError
 
 if TYPE_CHECKING:
     from orchestrator.diagnosis.diagnose import Diagnosis
@@ -293,7 +295,6 @@ def _entry(hit: _Hit) -> JournalEntry:
 
 def diagnose_docs(docs: Sequence[Mapping[str, Any]]) -> Diagnosis:
     """Pods and events -> the most telling failure, earliest first within a kind."""
-    from orchestrator.diagnosis.diagnose import Diagnosis
 
     pods, events = _items(docs)
     ranks = {
@@ -353,7 +354,6 @@ def diagnose_text(text: str) -> Diagnosis | None:
     except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as e:
         # A field of a type kubectl never writes (a list where a pod's status is, a null
         # metadata): bad input, said in one line, not a traceback.
-        from orchestrator.errors import InputError
 
         raise InputError(
             f"the input looks like `kubectl get pod|events -o json` but a field has a type "

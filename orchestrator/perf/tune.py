@@ -28,10 +28,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator import preflight, profiles
 from orchestrator.errors import InputError, LockedError, PreflightRejected
+from orchestrator.perf import bench
 from orchestrator.perf.bench import BenchRun, LevelResult
 from orchestrator.profiles.spec import Spec
-from orchestrator.systemd.files import held_lock
+from orchestrator.sglang.flags import flag
+from orchestrator.systemd import control as deployer
+from orchestrator.systemd import render
+from orchestrator.systemd import status as status_
+from orchestrator.systemd.files import held_lock, write_atomically
+from orchestrator.systemd.releases import Store, digest
 from orchestrator.timefmt import now_iso
 
 STEPS, TOPK, DRAFT, ADAPTIVE = (
@@ -224,14 +231,11 @@ def plan(
     this box (model paths must exist there, and who can change the code root runs: the
     same checks as `up`, which installs the winner with --apply); off, as `deploy validate`
     does anywhere. user_mode: for a user manager (nothing runs as root)."""
-    from orchestrator import preflight
 
     def check(s: Settings) -> Any:
         return preflight.run(
             candidate_spec(spec, s), gpu=gpu, on_box=on_box, gpus=gpus, user_mode=user_mode
         )
-
-    from orchestrator.sglang.flags import flag
 
     kept: dict[Settings, Candidate] = {}
     pruned: list[Candidate] = []
@@ -333,7 +337,6 @@ def tune_dir(state_root: Path, name: str) -> Path:
 
 
 def save(sweep: Sweep) -> None:
-    from orchestrator.systemd.files import write_atomically
 
     p = Path(sweep.path)
     text = json.dumps(sweep.to_json(), indent=1) + "\n"
@@ -389,9 +392,6 @@ async def starting_point(
 ) -> dict[str, Any]:
     """Whether the deployment serves now, and the release whose units are installed: the
     sweep goes back to it at the end. Connects to systemd (refused when unreachable)."""
-    from orchestrator.systemd import render
-    from orchestrator.systemd import status as status_
-    from orchestrator.systemd.releases import Store, digest
 
     now = await status_.status(unit_dir, state_root=state_root, user=user, only=spec.name)
     row = now.deployments[0] if now.deployments else None
@@ -474,8 +474,6 @@ async def run(sweep: Sweep, r: Runner) -> Sweep:
 async def _measure(sweep: Sweep, r: Runner, c: Candidate, spec: Spec, *, label: str) -> None:
     """Deploy through `up` (no rollback: a failed start is stopped, the next candidate
     starts), then bench it; the outcome lands in `c`."""
-    from orchestrator.perf import bench
-    from orchestrator.systemd import control as deployer
 
     opts = sweep.options
     cm = r.progress() if r.progress is not None else contextlib.nullcontext(None)
@@ -584,7 +582,6 @@ def mismatch(spec: Spec, facts: Mapping[str, Any]) -> str | None:
 
 
 def _latest_release(r: Runner, spec: Spec) -> int | None:
-    from orchestrator.systemd.releases import Store
 
     with contextlib.suppress(OSError, InputError):
         latest = Store(r.state_root, spec.name).latest()
@@ -596,9 +593,6 @@ async def _finish(sweep: Sweep, r: Runner) -> dict[str, Any]:
     """--apply: deploy the winner (through `up`, with its rollback on failure). Otherwise back
     to the starting release (nothing to do when the last candidate is that very release and
     healthy), or stopped when nothing was serving at the start."""
-    from orchestrator.systemd import control as deployer
-    from orchestrator.systemd import status as status_
-    from orchestrator.systemd.releases import Store
 
     spec = r.spec
     if r.apply:
@@ -653,7 +647,6 @@ async def _finish(sweep: Sweep, r: Runner) -> dict[str, Any]:
 
 
 async def _back(sweep: Sweep, r: Runner) -> dict[str, Any]:
-    from orchestrator.systemd import control as deployer
 
     spec, start = r.spec, sweep.start
     if not start.get("running"):
@@ -870,8 +863,6 @@ def profile_text(sweep: Sweep, c: Candidate, conc: int) -> str:
 def write_profile(sweep: Sweep, path: Path, conc: int | None) -> tuple[Path, Candidate] | None:
     """Write the winner at `conc` (default the highest level) as a profile extending the
     tuned one, then load it back to prove it is valid. None when nothing was measured."""
-    from orchestrator import profiles
-    from orchestrator.systemd.files import write_atomically
 
     conc = conc if conc is not None else max(sweep.levels)
     c = best(sweep).get(conc)

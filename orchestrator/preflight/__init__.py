@@ -29,7 +29,7 @@ from orchestrator.preflight.rules import trust as trust_rules
 from orchestrator.preflight.rules.base import Context, Finding, Rule
 from orchestrator.profiles.spec import Spec
 from orchestrator.sglang import PROBE_SCRIPT
-from orchestrator.sglang.flags import table
+from orchestrator.sglang.flags import table, to_argv
 
 RULES: tuple[Rule, ...] = (
     *release_rules.RULES,
@@ -256,7 +256,6 @@ def sglang_verdict(
     spec: Spec, *, timeout_s: float = 300.0, argv: Sequence[str] | None = None
 ) -> SglangVerdict:
     """SGLang's own verdict from the profile's interpreter (None-safe: unavailable says why)."""
-    from orchestrator.sglang.flags import to_argv
 
     args = list(argv) if argv is not None else to_argv(spec.server)
     try:

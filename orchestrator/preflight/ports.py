@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.preflight.gpus import process_info
+
 __all__ = ["Listener", "listeners"]
 
 _LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp's st column
@@ -83,7 +85,6 @@ def _owners(inodes: set[str], proc: Path) -> dict[str, int]:
 
 def listeners(port: int, *, proc: Path = Path("/proc")) -> list[Listener]:
     """The sockets listening on `port` here, each with the process and unit holding it."""
-    from orchestrator.preflight.gpus import process_info
 
     socks = _sockets(port, proc)
     if not socks:

@@ -43,6 +43,8 @@ from orchestrator.profiles.spec import (
     Spec,
     UnitConfig,
 )
+from orchestrator.sglang import release
+from orchestrator.sglang.flags import table
 from orchestrator.sglang.versions import resolve
 
 
@@ -216,8 +218,6 @@ def _raw_chain(
 def _server(values: Any, version: str) -> tuple[dict[str, Any], dict[str, str]]:
     """The validated [server] as SGLang `version` ends up with it, and a warning per deprecated
     flag the profile sets (field -> text); SGLang's own translation of such a flag is applied."""
-    from orchestrator.sglang import release
-    from orchestrator.sglang.flags import table
 
     if not isinstance(values, dict):
         raise type_error("server", "a table of SGLang ServerArgs fields", values)

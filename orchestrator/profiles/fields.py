@@ -14,11 +14,14 @@ from typing import Any
 
 from orchestrator.errors import ProfileError, UnsafeValueError
 from orchestrator.sglang import NEWEST
+from orchestrator.systemd.releases import DEFAULT_STATE_DIR, state_dir
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 USER_RE = re.compile(r"^[a-z_][a-z0-9_-]{0,31}\$?$")
 ENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HOST_RE = re.compile(r"^[A-Za-z0-9.:\-\[\]]+$")
+# A Hugging Face hub id (org/name) as model_path, not a local path.
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 GPUS = ("b200", "b300", "gb200", "gb300", "h100", "h200", "h20", "h800", "a100", "l40s")
 
 # One checker per key: (value, field) -> normalised value, or raise ProfileError.
@@ -193,7 +196,6 @@ def writable_tree_problem(
 
 
 def _working_directory(value: Any, fieldname: str) -> str:
-    from orchestrator.systemd.releases import DEFAULT_STATE_DIR, state_dir
 
     s = _safe_path(value, fieldname)
     why = writable_tree_problem(s, (str(DEFAULT_STATE_DIR), str(state_dir())))

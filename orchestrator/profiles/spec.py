@@ -12,7 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from orchestrator.sglang import api
+from orchestrator.sglang.flags import _flag, table, to_argv
 from orchestrator.sglang.versions import Choice, resolve
+from orchestrator.systemd.multinode import systemd_flags
 
 DEFAULT_MODULE = "sglang.launch_server"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -54,7 +57,7 @@ class HealthConfig:
     scheme: str = "http"
     host: str = "127.0.0.1"
     port: int = 30000
-    path: str = "/health"
+    path: str = api.HEALTH
     startup_timeout_s: int = 1800
     # After `up`: deploy's liveness watcher (orchestrator/watch/liveness.py). Once the server has
     # answered /health in an invocation, probe it every interval; `liveness_failures` in a
@@ -171,8 +174,6 @@ class Spec:
         sys.argv inside the process and runs the module, so the key is in neither
         /proc/PID/cmdline nor journald's _CMDLINE. On a node of a multi-node server
         (`cluster.node_rank` set), the multi-node flags follow."""
-        from orchestrator.sglang.flags import _flag, table
-        from orchestrator.systemd.multinode import systemd_flags
 
         flags = [*self.server_argv(keys=False), *systemd_flags(self)]
         keys = [
@@ -195,7 +196,6 @@ class Spec:
         replaces the [server] values (Kubernetes binds every address). `keys`: the API keys
         as `EnvRef`s at the end (Kubernetes expands them from its Secret); the systemd unit
         passes them through `KEY_LAUNCHER` instead (`argv`)."""
-        from orchestrator.sglang.flags import to_argv
 
         argv: list[Any] = to_argv(
             self.server if server is None else server, version=self.sglang.version

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from orchestrator.sglang import api
+
 
 @dataclass(frozen=True)
 class MultiNode:
@@ -27,7 +29,7 @@ class MultiNode:
     # srt/entrypoints/engine.py _launch_subprocesses). Before that the port is closed.
     # So on a worker node /health = 200 means "this node's schedulers joined and are
     # ready", never that the model answers; the process exits when its schedulers do.
-    worker_health_path: str = "/health"
+    worker_health_path: str = api.HEALTH
     worker_health_paths: tuple[str, ...] = ("/health", "/health_generate", "/ping")
     worker_health_source: str = "srt/utils/common.py:3624 launch_dummy_health_check_server"
 
@@ -57,7 +59,7 @@ class Router:
     port: str = "--port"
     api_key: str = "--api-key"  # the router's own key (clients send Authorization: Bearer)
     default_port: int = 30000
-    health_path: str = "/health"
+    health_path: str = api.HEALTH
     # What its service account needs to discover workers.
     rbac_resources: tuple[str, ...] = ("pods",)
     rbac_verbs: tuple[str, ...] = ("get", "list", "watch")

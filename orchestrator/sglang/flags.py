@@ -15,6 +15,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from orchestrator.sglang import release
+
 
 @dataclass(frozen=True)
 class Field:
@@ -84,7 +86,6 @@ class FlagTable:
 
 @cache
 def table(version: str | None = None) -> FlagTable:
-    from orchestrator.sglang import release
 
     r = release(version)
     raw = json.loads(resources.files("orchestrator.sglang").joinpath(r.args_file).read_text())

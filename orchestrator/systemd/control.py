@@ -16,22 +16,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from orchestrator import preflight, redact, serverapi
+from orchestrator.diagnosis import diagnose, journal
 from orchestrator.errors import InputError, PreflightRejected, Refused, after_change
 from orchestrator.profiles.spec import Spec
-from orchestrator.systemd import exit_status
+from orchestrator.systemd import exit_status, render, sandbox
+from orchestrator.systemd.install import Systemd, install_units
+from orchestrator.systemd.releases import Store, digest
+from orchestrator.systemd.render import recorder_unit
+from orchestrator.watch import liveness
+from orchestrator.watch.health import wait_until_healthy
+from orchestrator.watch.incidents import settle, wait_recorded
 
 if TYPE_CHECKING:  # at run time these modules load only when a command needs them
     from orchestrator.diagnosis.diagnose import Diagnosis
     from orchestrator.preflight.gpus import GpuReport
     from orchestrator.systemd.install import Systemd, UnitState
-    from orchestrator.systemd.releases import Release, Store
+    from orchestrator.systemd.releases import ReleaseRecord, Store
     from orchestrator.watch.health import Progress
 
     OnProgress = Callable[[Progress], None]
@@ -111,7 +120,6 @@ def _preflight(
 ) -> list[dict[str, Any]]:
     """Preflight on the box; `full=False` (--no-preflight): only its security rules, which
     no flag skips (who could make root or the server run what)."""
-    from orchestrator import preflight
 
     if full:
         findings = list(preflight.run(spec, on_box=True, gpus=gpus, user_mode=user).findings)
@@ -131,7 +139,6 @@ def _preflight(
 
 
 async def _lines(spec: Spec, invocation: str, user: bool) -> AsyncIterator[str]:
-    from orchestrator.diagnosis import journal
 
     async for entry in journal.follow(spec.unit_name, invocation=invocation, user=user):
         yield entry.message
@@ -154,7 +161,6 @@ def diagnose_start(
     timed_out: bool,
 ) -> Diagnosis:
     """Read the journal of that very start and name the cause."""
-    from orchestrator.diagnosis import diagnose, journal
 
     _sync_journal()
 
@@ -191,15 +197,11 @@ def _exit_status(st: UnitState | None) -> str | None:
 
 
 async def _healthy_now(url: str) -> bool:
-    import httpx
+    """Whether the health URL answers 200 now, with a body within the cap (serverapi's stdlib
+    client, in a thread)."""
 
-    from orchestrator.httpcap import BodyTooLarge, aget
-
-    try:
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as c:
-            return (await aget(c, url)).status == 200
-    except (httpx.HTTPError, BodyTooLarge):
-        return False
+    r = await asyncio.to_thread(serverapi.health, url)
+    return r.status == 200 and r.error is None
 
 
 @dataclass
@@ -225,8 +227,6 @@ async def _start_and_wait(
     actions: list[str],
 ) -> _Start:
     """reset-failed, restart, wait; on failure read the journal of that very start."""
-    from orchestrator.systemd.render import recorder_unit
-    from orchestrator.watch.health import wait_until_healthy
 
     for name in (*spec.unit_names, recorder_unit(spec.name)):
         await sd.reset_failed(name)
@@ -310,10 +310,6 @@ async def up(
     on_progress: OnProgress | None = None,
 ) -> UpResult:
     """Apply the spec; on failure roll back to the last healthy release (unless told not to)."""
-    from orchestrator.systemd import render, sandbox
-    from orchestrator.systemd.install import Systemd, install_units
-    from orchestrator.systemd.releases import Store
-    from orchestrator.watch import liveness
 
     t0 = time.monotonic()
     store = Store(state_root, spec.name)
@@ -400,7 +396,6 @@ async def _confirm_watcher(
 ) -> None:
     """The server is healthy: is its liveness watcher running and probing this start? Waits
     for its first probe (its heartbeat file) or for systemd to say it failed; res.watcher."""
-    from orchestrator.watch import liveness
 
     if not spec.health.liveness:
         return
@@ -429,7 +424,7 @@ async def _apply(
     sd: Systemd,
     spec: Spec,
     store: Store,
-    rel: Release,
+    rel: ReleaseRecord,
     res: UpResult,
     *,
     interrupted: bool,
@@ -476,7 +471,6 @@ async def _apply(
 async def _recorder_warning(sd: Systemd, spec: Spec) -> list[dict[str, Any]]:
     """A warning when the incident recorder is not running after the start: crashes would go
     unrecorded (the server does not wait for it: Wants=, not Requires=)."""
-    from orchestrator.systemd.render import recorder_unit
 
     unit = recorder_unit(spec.name)
     st = await sd.state(unit)
@@ -499,7 +493,7 @@ async def _after_failure(
     sd: Systemd,
     spec: Spec,
     store: Store,
-    rel: Release,
+    rel: ReleaseRecord,
     res: UpResult,
     *,
     unit_dir: Path,
@@ -508,7 +502,6 @@ async def _after_failure(
     on_progress: OnProgress | None,
 ) -> None:
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
-    from orchestrator.watch.incidents import settle, wait_recorded
 
     await settle(sd, spec.unit_name)  # let systemd finish the crash's stop before our job
     if res.outcome == "failed" and res.invocation_id and res.unit_state.get("exec_main_code"):
@@ -539,7 +532,7 @@ async def rollback_to(
     sd: Systemd,
     spec: Spec,
     store: Store,
-    prev: Release,
+    prev: ReleaseRecord,
     *,
     unit_dir: Path,
     user: bool,
@@ -547,8 +540,6 @@ async def rollback_to(
     reason: str,
 ) -> RollbackResult:
     """Install release `prev`'s units, restart, wait; recorded as a release of its own."""
-    from orchestrator import redact
-    from orchestrator.systemd.install import install_units
 
     files = prev.units
     redact.register_units(files)  # an earlier release may name another environment file
@@ -591,7 +582,6 @@ async def rollback_to(
 
 def _check_writable(directory: Path, option: str) -> None:
     """The unit dir must be writable (or creatable) before a release is even recorded."""
-    import os
 
     probe = directory
     while not probe.exists() and probe != probe.parent:
@@ -607,7 +597,6 @@ def _check_writable(directory: Path, option: str) -> None:
 def _spec_json(spec: Spec) -> dict[str, Any]:
     # spec.sglang holds the SGLang release itself (its regexes and frames): asdict() would
     # descend into it and json could not write it. Record which release, as validate shows it.
-    from dataclasses import is_dataclass
 
     data: dict[str, Any] = {}
     for f in fields(spec):
@@ -665,8 +654,6 @@ class DownResult:
 
 
 async def down(name: str, unit: str, *, state_root: Path, user: bool = False) -> DownResult:
-    from orchestrator.systemd.install import Systemd
-    from orchestrator.systemd.releases import Store
 
     async with await Systemd.connect(user=user) as sd:
         with Store(state_root, name).lock("down"):
@@ -689,14 +676,10 @@ async def rollback(
 ) -> RollbackResult:
     """`deploy rollback`: back to release `to`, or to the last healthy one that differs from
     what is installed now."""
-    from orchestrator.systemd import render
-    from orchestrator.systemd.install import Systemd
-    from orchestrator.systemd.releases import Store, digest
-    from orchestrator.watch import liveness
 
     store = Store(state_root, spec.name)
 
-    def target() -> Release:
+    def target() -> ReleaseRecord:
         installed = {n: _read(unit_dir / n) or "" for n in render.render(spec, user_mode=user)}
         t = (
             store.get(to)

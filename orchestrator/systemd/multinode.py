@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from orchestrator.errors import InputError
 from orchestrator.sglang.cluster import MULTINODE
+from orchestrator.sglang.flags import flag
 
 if TYPE_CHECKING:
     from orchestrator.profiles.spec import Spec
 
 
 def _flag(field: str) -> str:
-    from orchestrator.sglang.flags import flag
 
     return flag(field)
 

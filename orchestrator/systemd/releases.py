@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.errors import InputError, LockedError
 from orchestrator.systemd.files import held_lock, read_state, write_atomically
 from orchestrator.timefmt import now_iso
+from orchestrator.watch import incidents
 
 if TYPE_CHECKING:
     from orchestrator.watch.incidents import Incident
@@ -48,7 +49,11 @@ def digest(files: Mapping[str, str]) -> str:
 
 
 @dataclass
-class Release:
+class ReleaseRecord:
+    """One recorded deployment release: the units `up` or `rollback` installed (by digest), when,
+    and how that start went. Not `orchestrator.sglang.Release`, which is an SGLang release's
+    knowledge."""
+
     number: int
     created: str
     source: str
@@ -79,9 +84,9 @@ class Store:
     def _rdir(self, n: int) -> Path:
         return self.dir / "releases" / f"{n:04d}"
 
-    def releases(self) -> list[Release]:
+    def releases(self) -> list[ReleaseRecord]:
         base = self.dir / "releases"
-        out: list[Release] = []
+        out: list[ReleaseRecord] = []
         try:
             if not base.is_dir():
                 return out
@@ -101,8 +106,8 @@ class Store:
             if not isinstance(data, dict):
                 continue
             try:
-                rel = Release(
-                    **{k: v for k, v in data.items() if k in Release.__dataclass_fields__}
+                rel = ReleaseRecord(
+                    **{k: v for k, v in data.items() if k in ReleaseRecord.__dataclass_fields__}
                 )
             except TypeError:
                 continue
@@ -110,7 +115,7 @@ class Store:
                 out.append(rel)
         return out
 
-    def get(self, n: int) -> Release:
+    def get(self, n: int) -> ReleaseRecord:
         for r in self.releases():
             if r.number == n:
                 r.units = self.units(n)
@@ -133,35 +138,35 @@ class Store:
                 "release with --to, or run as root",
             ) from None
 
-    def last_healthy(self, exclude_digest: str | None = None) -> Release | None:
+    def last_healthy(self, exclude_digest: str | None = None) -> ReleaseRecord | None:
         for r in reversed(self.releases()):
             if r.outcome == "healthy" and r.digest != exclude_digest:
                 r.units = self.units(r.number)
                 return r
         return None
 
-    def latest(self) -> Release | None:
+    def latest(self) -> ReleaseRecord | None:
         rs = self.releases()
         return rs[-1] if rs else None
 
     def record(
         self, files: Mapping[str, str], spec_json: Mapping[str, Any], source: str
-    ) -> Release:
+    ) -> ReleaseRecord:
         rs = self.releases()
         n = (rs[-1].number + 1) if rs else 1
-        rel = Release(number=n, created=now_iso(), source=source, digest=digest(files))
+        rel = ReleaseRecord(number=n, created=now_iso(), source=source, digest=digest(files))
         d = self._rdir(n)
         write_atomically(dict(files), d / "units", field="--state-dir")
         _atomic_json(d / "profile.json", spec_json)
         self.save(rel)
         return rel
 
-    def save(self, rel: Release) -> None:
+    def save(self, rel: ReleaseRecord) -> None:
         data = asdict(rel)
         data.pop("units")
         _atomic_json(self._rdir(rel.number) / "release.json", data)
 
-    def finish(self, rel: Release, outcome: str, **kw: Any) -> None:
+    def finish(self, rel: ReleaseRecord, outcome: str, **kw: Any) -> None:
         rel.outcome = outcome
         rel.finished = now_iso()
         for k, v in kw.items():
@@ -231,7 +236,7 @@ class HistoryResult:
 
     profile: str
     dir: Path  # where they are kept
-    releases: list[Release]
+    releases: list[ReleaseRecord]
     incidents: list[Incident]  # stops nobody asked for, hangs the watcher restarted
     interrupted: dict[str, Any] | None  # the marker of an up/rollback that did not finish
 
@@ -249,7 +254,6 @@ class HistoryResult:
 def history(root: Path, name: str) -> HistoryResult:
     """The releases and incidents of deployment `name` under the state dir `root`
     (InputError when unreadable). Here, not in deployer.py: `deploy history` needs no D-Bus."""
-    from orchestrator.watch import incidents
 
     store = Store(root, name)
     return HistoryResult(

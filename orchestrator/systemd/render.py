@@ -11,13 +11,15 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from orchestrator.errors import UnsafeValueError
-from orchestrator.preflight.rules.models import HUB_ID
+from orchestrator.profiles.fields import HUB_ID, PATH_BAD_CHAR, writable_tree_problem
 from orchestrator.profiles.spec import INCIDENTS_SUFFIX, EnvRef, Spec
+from orchestrator.systemd.releases import DEFAULT_STATE_DIR, state_dir
 from orchestrator.watch.liveness import Runner, render_context
 
 SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
@@ -72,7 +74,6 @@ def sd_path(value: object) -> str:
     """One path in a path or list-of-paths directive (WorkingDirectory=, EnvironmentFile=,
     ReadWritePaths=, StateDirectory=): whitespace would split it into two items, a quote or a
     backslash would be unquoted or unescaped by systemd, so all of them are refused."""
-    from orchestrator.profiles.fields import PATH_BAD_CHAR
 
     s = _refuse_control(str(value))
     m = PATH_BAD_CHAR.search(s)
@@ -116,7 +117,6 @@ def templates_dir() -> Path:
     for cand in (here.parent / "templates", here / "templates"):
         if (cand / "sglang.service.j2").exists():
             return cand
-    from importlib import resources
 
     return Path(str(resources.files("orchestrator.templates")))
 
@@ -180,8 +180,6 @@ def template_vars(
     """unit file name -> (template, the variables it is rendered with), for every unit this
     spec needs. Each template gets exactly the variables it uses (a test holds them together,
     so none is passed for nothing, as `gpu=` once was). See `render` for the arguments."""
-    from orchestrator.profiles.fields import writable_tree_problem
-    from orchestrator.systemd.releases import DEFAULT_STATE_DIR, state_dir
 
     runner = runner or Runner.current()
     root = state_root or state_dir()

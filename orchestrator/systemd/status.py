@@ -7,18 +7,21 @@ which starts, stops and rolls back; this module only reads.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from orchestrator import redact, serverapi
 from orchestrator.errors import InputError
 from orchestrator.profiles.spec import CHECK_SUFFIX
+from orchestrator.systemd.install import Systemd
+from orchestrator.systemd.releases import Store
+from orchestrator.watch import liveness, report
 
 if TYPE_CHECKING:  # at run time these modules load only when a command needs them
-    from orchestrator.systemd.releases import Release
+    from orchestrator.systemd.releases import ReleaseRecord
     from orchestrator.watch.health import Progress
 
     OnProgress = Callable[[Progress], None]
@@ -39,7 +42,6 @@ class Deployment:
 
 def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
     """The deployments whose server units deploy rendered into unit_dir."""
-    from orchestrator import redact
 
     out = []
     for p in sorted(unit_dir.glob("sglang-*.service")):
@@ -60,69 +62,6 @@ def deployments(unit_dir: Path, only: str | None = None) -> list[Deployment]:
         if name and url and (only is None or only == name):
             out.append(Deployment(name, p.name, url, str(p)))
     return out
-
-
-def _get_json(url: str, timeout_s: float = 2.0) -> tuple[int | None, Any, str]:
-    """GET url: (status, parsed JSON or None, words). The stdlib client, so that `status`
-    does not pay httpx's import time for two local requests."""
-    import http.client
-    import urllib.parse
-
-    from orchestrator.httpcap import BodyTooLarge, read_capped
-
-    u = urllib.parse.urlsplit(url)
-    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-    conn = conn_cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
-    try:
-        conn.request("GET", u.path or "/", headers={"Accept": "application/json"})
-        r = conn.getresponse()
-        try:
-            body = read_capped(r)
-        except BodyTooLarge as e:
-            return r.status, None, f"{r.status} {r.reason} (answer over {e.limit} bytes, not read)"
-    except ConnectionRefusedError:
-        return None, None, "connection refused (not listening)"
-    except TimeoutError:
-        return None, None, "no answer (timeout)"
-    except (OSError, http.client.HTTPException) as e:
-        return None, None, type(e).__name__
-    finally:
-        conn.close()
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
-    return r.status, data, r.reason
-
-
-def accept_length(info: Any) -> float | None:
-    """SGLang's average speculative accept length from /server_info, over its DP ranks."""
-    states = info.get("internal_states") if isinstance(info, dict) else None
-    if not isinstance(states, list):
-        return None
-    raw = [s.get("avg_spec_accept_length") for s in states if isinstance(s, dict)]
-    lens: list[float] = [x for x in raw if isinstance(x, (int, float)) and not isinstance(x, bool)]
-    return round(sum(lens) / len(lens), 3) if lens else None
-
-
-def _server_facts(info: Any) -> dict[str, Any]:
-    if not isinstance(info, dict):
-        return {}
-    keys = (
-        "model_path",
-        "served_model_name",
-        "tp_size",
-        "speculative_algorithm",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
-        "version",
-    )
-    facts = {k: info[k] for k in keys if info.get(k) is not None}
-    acc = accept_length(info)
-    if acc is not None:
-        facts["avg_spec_accept_length"] = acc
-    return facts
 
 
 @dataclass(frozen=True)
@@ -149,8 +88,10 @@ class DeploymentStatus:
     invocation_id: str
     health_url: str
     health: Health
-    server: dict[str, Any]  # what /server_info says (see _server_facts); {} when it did not answer
-    release: Release | None = None  # the latest release; None when none or not readable
+    server: dict[
+        str, Any
+    ]  # what /server_info says (sglang.api.server_facts); {} when it did not answer
+    release: ReleaseRecord | None = None  # the latest release; None when none or not readable
     interrupted: dict[str, Any] | None = None  # the marker of an up/rollback that did not finish
     # day 2 (orchestrator/watch/report.py status_fields): the last incident, how many in 24 h,
     # the liveness watcher's state
@@ -184,8 +125,6 @@ class StatusResult:
 async def status(
     unit_dir: Path, *, state_root: Path | None = None, user: bool = False, only: str | None = None
 ) -> StatusResult:
-    from orchestrator.systemd.install import Systemd
-    from orchestrator.watch import liveness, report
 
     deps = deployments(unit_dir, only)
     if not deps:
@@ -195,10 +134,9 @@ async def status(
 
         async def one(d: Deployment) -> DeploymentStatus:
             st = await sd.state(d.unit)
-            base = d.health_url.rsplit("/", 1)[0] if d.health_url.count("/") > 2 else d.health_url
-            (code, _, words), (icode, info, _) = await asyncio.gather(
-                asyncio.to_thread(_get_json, d.health_url),
-                asyncio.to_thread(_get_json, base + "/server_info"),
+            health, facts = await asyncio.gather(
+                asyncio.to_thread(serverapi.health, d.health_url),
+                asyncio.to_thread(serverapi.server_facts, serverapi.base_of(d.health_url)),
             )
             since = st.state_change_timestamp_us
             release, interrupted = _state_facts(state_root, d.name)
@@ -227,10 +165,10 @@ async def status(
                 invocation_id=st.invocation_id,
                 health_url=d.health_url,
                 health=Health(
-                    status=code,
-                    detail="healthy" if code == 200 else (f"{code} {words}" if code else words),
+                    status=health.status,
+                    detail="healthy" if health.status == 200 else health.words,
                 ),
-                server=_server_facts(info) if icode == 200 else {},
+                server=facts,
                 release=release,
                 interrupted=interrupted,
                 **day2,
@@ -241,11 +179,10 @@ async def status(
 
 def _state_facts(
     state_root: Path | None, name: str
-) -> tuple[Release | None, dict[str, Any] | None]:
+) -> tuple[ReleaseRecord | None, dict[str, Any] | None]:
     """(latest release, interrupted marker); (None, None) when the state dir cannot be read."""
     if state_root is None:
         return None, None
-    from orchestrator.systemd.releases import Store
 
     store = Store(state_root, name)
     try:

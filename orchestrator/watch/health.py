@@ -18,7 +18,7 @@ from typing import Literal
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_never, wait_exponential
 
-from orchestrator.httpcap import BodyTooLarge, aget
+from orchestrator.serverapi import BodyTooLarge, aget
 from orchestrator.sglang import Milestone, phase_of
 from orchestrator.systemd.install import Systemd, UnitState
 

@@ -29,6 +29,10 @@ incident on the box. The liveness watcher (`orchestrator.watch.liveness`) record
 (and "gave-up") through the same functions.
 
 `deploy status` and `deploy history` read the store through orchestrator.watch.report.
+
+The classifier (`orchestrator.diagnosis`, ~120-240 ms of imports) is imported inside the
+functions that classify: `deploy status` imports this module (through watch.liveness), and the
+recorder is Type=notify, so the server's start waits for it; it loads once an incident comes.
 """
 
 from __future__ import annotations
@@ -43,15 +47,21 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from orchestrator import redact, sglang
 from orchestrator.errors import DeployError
 from orchestrator.systemd import exit_status
+from orchestrator.systemd.files import check_state_tree, write_atomically
+from orchestrator.systemd.install import SERVICE, UNIT, Systemd
+from orchestrator.timefmt import iso
 
 # journalctl MESSAGE_ID=1f0c7a2e94d64b7f8e3a5c6d0b9e1f42 lists every incident on the box.
 MESSAGE_ID = "1f0c7a2e94d64b7f8e3a5c6d0b9e1f42"
@@ -130,16 +140,12 @@ def _how(exit_code: str | None, exit_status: str | None, result: str | None) -> 
     return f"result {result}" if result else ""
 
 
-def iso(us: int) -> str:
-    return datetime.fromtimestamp(us / 1e6, tz=UTC).isoformat(timespec="milliseconds")
-
-
 def kind_of(
     result: str | None, exit_code: str | None, exit_status: str | None, diagnosis: Any
 ) -> str:
     """crash | killed | oom-killed | exited | watchdog | timeout, from systemd's facts and the
     diagnosis. SGLang takes itself down with SIGKILL after a logged error: that is a crash."""
-    from orchestrator.diagnosis import CAUSE
+    from orchestrator.diagnosis import CAUSE  # diagnosis: see the module docstring
 
     cause = diagnosis is not None and diagnosis.known and diagnosis.role == CAUSE
     if result == "oom-kill" or (cause and diagnosis.category == "host-oom-killed"):
@@ -183,7 +189,6 @@ def clip(text: str, n: int = LINE_CHARS) -> str:
 
 def save(state_root: Path, inc: Incident) -> Path:
     """Write one incident atomically; keep the newest MAX_KEPT. The path written."""
-    from orchestrator.systemd.files import check_state_tree, write_atomically
 
     d = incidents_dir(state_root, inc.deployment)
     check_state_tree(d, state_root)  # no symlink or foreign-owned directory on the way
@@ -205,12 +210,11 @@ def save(state_root: Path, inc: Incident) -> Path:
 def scrub(inc: Incident) -> Incident:
     """Take every registered secret (`orchestrator.redact`) out of the incident's texts, before
     it reaches a file or the journal. Redacted before any cut, so a cut never splits one."""
-    from orchestrator.redact import redact
-
-    inc.summary, inc.fix, inc.action = redact(inc.summary), redact(inc.fix), redact(inc.action)
-    inc.evidence = [redact(x) for x in inc.evidence]
-    inc.last_lines = [redact(x) for x in inc.last_lines]
-    inc.also = [redact(x) for x in inc.also]
+    r = redact.redact
+    inc.summary, inc.fix, inc.action = r(inc.summary), r(inc.fix), r(inc.action)
+    inc.evidence = [r(x) for x in inc.evidence]
+    inc.last_lines = [r(x) for x in inc.last_lines]
+    inc.also = [r(x) for x in inc.also]
     return inc
 
 
@@ -323,9 +327,8 @@ class _Journal:
 def read_journal(unit: str, invocation: str, *, user: bool, since_us: int) -> _Journal:
     """`journalctl --sync`, then the invocation's lines and the kernel's Xid lines from
     since_us on, the two journalctl runs side by side."""
-    from concurrent.futures import ThreadPoolExecutor
 
-    from orchestrator.diagnosis import journal, xid
+    from orchestrator.diagnosis import journal, xid  # see the module docstring
 
     _sync_journal()
     now_us = int(time.time() * 1e6)
@@ -350,7 +353,7 @@ def diagnose_journal(
     """(diagnosis, the invocation's entries, Xid events): the unit's lines merged with the
     kernel's Xid lines of the failure's window (KERNEL_BEFORE_S before the end at most, and
     not before the start less KERNEL_BEFORE_START_S)."""
-    from orchestrator.diagnosis import diagnose, xid
+    from orchestrator.diagnosis import diagnose, xid  # see the module docstring
 
     since = end_us - KERNEL_BEFORE_S * 1_000_000
     if start_us:
@@ -388,7 +391,6 @@ def diagnose_invocation(
 
 def _ready_lines() -> tuple[str, ...]:
     """SGLang's "ready" line, as each known release prints it."""
-    from orchestrator import sglang
 
     return tuple({r.message("ms-ready").format() for r in sglang.RELEASES.values()})
 
@@ -403,7 +405,7 @@ def ready_at_start(unit: str, invocation: str, *, user: bool) -> bool:
     server's start is far before the tail that was read). Stops journalctl once it knows."""
     if not invocation:
         return False
-    from orchestrator.diagnosis import journal
+    from orchestrator.diagnosis import journal  # see the module docstring
 
     argv = journal.build_argv(unit, user=user, invocation=invocation)
     argv[argv.index("json")] = "cat"  # messages only
@@ -483,7 +485,6 @@ class _Prefetch:
     the record is ready sooner."""
 
     def __init__(self, unit: str, invocation: str, *, user: bool) -> None:
-        import threading
 
         self._done = threading.Event()
         self._got: _Journal | None = None
@@ -655,7 +656,6 @@ class Follower:
     def feed(self, interface: str, changed: Mapping[str, Any]) -> Exit | None:
         """Take one PropertiesChanged; an Exit when it announces a new end of the main
         process (judged with the job known before this signal)."""
-        from orchestrator.systemd.install import SERVICE, UNIT
 
         if interface == UNIT:
             self.unit.update(changed)
@@ -692,7 +692,6 @@ async def follow(
     """The recorder (`sglang-<name>-incidents.service`): follow the server unit over D-Bus
     and record each stop nobody asked for, until `stop` is set (a record under way is
     finished first). `ready` is called once the signals are subscribed."""
-    from orchestrator.systemd.install import SERVICE, UNIT, Systemd
 
     unit = f"sglang-{name}.service"
     stop = stop or asyncio.Event()
@@ -805,7 +804,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     fp.add_argument("name", help="the deployment")
     args = ap.parse_args(argv)
-    from orchestrator import redact
 
     if args.secrets_from:
         redact.register_file(args.secrets_from)

@@ -31,19 +31,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import http.client
+import ipaddress
 import json
 import os
 import site
 import sys
 import time
-import urllib.parse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator import serverapi
+from orchestrator.errors import DeployError
 from orchestrator.profiles.spec import LIVENESS_SUFFIX, Spec
+from orchestrator.systemd.files import write_file
+from orchestrator.systemd.install import Systemd, remove_units
+from orchestrator.timefmt import iso
+from orchestrator.watch import incidents
 
 WATCHER_SUFFIX = f"{LIVENESS_SUFFIX}.service"
 
@@ -121,7 +126,6 @@ def ip_allow(host: str) -> list[str]:
     """The watcher unit's IPAddressAllow= for a health URL on `host`: loopback, and the host
     itself when it is an address elsewhere. [] for a host name other than localhost: systemd
     allow-lists addresses, so the unit then has no IP allow-list at all."""
-    import ipaddress
 
     if host == "localhost":
         return ["localhost"]
@@ -137,7 +141,6 @@ def ip_allow(host: str) -> list[str]:
 async def retire(sd: Any, spec: Spec, files: Sequence[str], unit_dir: Path) -> list[str]:
     """Stop and remove a watcher unit that the new units no longer have (liveness = false).
     Returns the names removed (the caller reloads systemd)."""
-    from orchestrator.systemd.install import remove_units
 
     name = watcher_unit(spec.name)
     if name in files or not (unit_dir / name).exists():
@@ -165,37 +168,14 @@ PROBE_BODY_BYTES = 64 * 1024  # SGLang's /health answers with an empty body
 
 
 def probe(url: str, timeout_s: float) -> Probe:
-    """One GET of the health URL (stdlib client: a probe costs little CPU). The body is read
-    up to a cap (an endless answer would keep the socket busy past every timeout): its status
-    is the verdict."""
-    from orchestrator.httpcap import BodyTooLarge, read_capped
-    from orchestrator.watch.incidents import iso
+    """One GET of the health URL (serverapi's stdlib client: a probe costs little CPU and the
+    watcher never imports httpx). The body is read up to a cap: its status is the verdict."""
 
-    u = urllib.parse.urlsplit(url)
-    cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
     t0 = time.monotonic()
     when = iso(int(time.time() * 1e6))
-    conn = cls(u.hostname or "127.0.0.1", u.port, timeout=timeout_s)
-    status: int | None = None
-    try:
-        conn.request("GET", u.path or "/")
-        r = conn.getresponse()
-        status = r.status
-        detail = f"{r.status} {r.reason}"
-        try:
-            read_capped(r, PROBE_BODY_BYTES)
-        except BodyTooLarge as e:
-            detail += f" (body cut at {e.limit} bytes)"
-    except ConnectionRefusedError:
-        detail = "connection refused"
-    except TimeoutError:
-        detail = f"no answer in {timeout_s:g} s"
-    except (OSError, http.client.HTTPException) as e:
-        detail = type(e).__name__
-    finally:
-        conn.close()
+    r = serverapi.health(url, timeout_s, limit=PROBE_BODY_BYTES)
     ms = round((time.monotonic() - t0) * 1000, 1)
-    return Probe(status == 200, status, detail, ms, when)
+    return Probe(r.status == 200, r.status, r.words, ms, when)
 
 
 # --------------------------------------------------------------------------- the watcher
@@ -220,7 +200,6 @@ class Config:
 def _write_state(cfg: Config, data: dict[str, Any]) -> None:
     """liveness.json for `deploy status`: temp + rename (no fsync: it is rewritten every probe).
     A failed write (a full disk) leaves the last state and no temp file; the watcher goes on."""
-    from orchestrator.systemd.files import write_file
 
     d = cfg.state_root / cfg.name
     try:
@@ -250,7 +229,6 @@ def _deploy_in_flight(cfg: Config) -> bool:
 
 async def act(cfg: Config, sd: Any, invocation: str, failures: list[Probe]) -> str:
     """N failures in a row: record the incident, then restart (or stop, budget spent)."""
-    from orchestrator.watch import incidents
 
     now_us = int(time.time() * 1e6)
     props = await sd.properties(cfg.unit)
@@ -316,8 +294,6 @@ async def act(cfg: Config, sd: Any, invocation: str, failures: list[Probe]) -> s
 
 
 async def watch(cfg: Config, *, max_probes: int | None = None) -> None:
-    from orchestrator.systemd.install import Systemd
-    from orchestrator.watch.incidents import iso
 
     me = os.environ.get("INVOCATION_ID", "")  # systemd's id of this run of the watcher unit
     async with await Systemd.connect(user=cfg.user) as sd:
@@ -427,8 +403,8 @@ def heartbeat(state_root: Path | None, name: str) -> dict[str, Any] | None:
 def last_error_line(unit: str, invocation: str, *, user: bool) -> str | None:
     """The last line the watcher's process wrote in that run (a traceback's last line: the
     error), else PID 1's last word on it; None when the journal cannot be read."""
+    # Only on a hang: `deploy status` imports this module and need not load the journal reader.
     from orchestrator.diagnosis import journal
-    from orchestrator.errors import DeployError
 
     if not invocation:
         return None
@@ -522,7 +498,6 @@ async def watcher_state(
 ) -> WatcherState:
     """`deploy status`'s view of the watcher of deployment `name`, asked of systemd now."""
     unit = watcher_unit(name)
-    from orchestrator.errors import DeployError
 
     try:
         st = await sd.state(unit)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.preflight.hardware import GpuKind
 from orchestrator.profiles.spec import Spec
-from orchestrator.sglang import Release
+from orchestrator.sglang import RELEASES, Release
 from orchestrator.sglang.flags import flag
 
 if TYPE_CHECKING:
@@ -71,7 +71,6 @@ class Context:
 
     @property
     def known_versions(self) -> tuple[str, ...]:
-        from orchestrator.sglang import RELEASES
 
         return tuple(RELEASES)
 

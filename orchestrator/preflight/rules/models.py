@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from orchestrator.preflight.rules.base import Context, Finding, ModelInfo, Rule
+from orchestrator.profiles.fields import HUB_ID
 from orchestrator.sglang.flags import flag
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 MLA_ARCHS = ("Deepseek", "KimiK2", "KimiK25", "Glm4Moe", "GlmMoeDsa", "MistralLarge3")
 
 

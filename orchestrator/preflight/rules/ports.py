@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from orchestrator.preflight.ports import listeners
 from orchestrator.preflight.rules.base import Context, Finding, Rule
 
 
 def port_free(ctx: Context) -> Iterator[Finding]:
     if not ctx.on_box:
         return
-    from orchestrator.preflight.ports import listeners
 
     port = int(ctx.args.get("port") or 30000)
     own = set(ctx.spec.unit_names)

@@ -25,7 +25,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import orchestrator
 from orchestrator.preflight.rules.base import Context, Finding, Rule
+from orchestrator.systemd.render import local_checkpoints
+from orchestrator.watch.liveness import Runner
 
 MAX_REPORTED = 3
 
@@ -102,8 +105,6 @@ class CodeRoot:
     @classmethod
     def current(cls) -> CodeRoot:
         """This process's, which `deploy up` renders into the root units (Runner.current)."""
-        import orchestrator
-        from orchestrator.watch.liveness import Runner
 
         return cls(
             python=Runner.current().python,
@@ -238,7 +239,6 @@ def service_user(ctx: Context) -> Iterator[Finding]:
     acct = Account.of(u.user, u.group)
     if acct is None:
         return  # the user (or group) is missing: systemd says so at start
-    from orchestrator.systemd.render import local_checkpoints
 
     checks: list[tuple[str, str, int]] = [("unit.python", u.python, 1)]
     if os.path.isdir(u.working_directory):
