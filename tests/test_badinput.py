@@ -442,28 +442,48 @@ def test_a_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
     )
     env = {k: v for k, v in os.environ.items() if k != "DEPLOY_STATE_DIR"}
+    # The CLI's own main() (`deploy logs --input -`), whose last step, os._exit, first writes
+    # the process's peak (VmHWM of its address space) to stderr. wait4's ru_maxrss would not
+    # do: a child spawned with vfork records the parent's (pytest's) peak at exec.
+    run_cli = (
+        "import os, sys\n"
+        "leave = os._exit\n"
+        "def peak_then_exit(code):\n"
+        "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+        "    os.write(2, hwm[0].encode())\n"
+        "    leave(code)\n"
+        "os._exit = peak_then_exit\n"
+        "sys.argv = ['deploy', 'logs', '--input', '-']\n"
+        "from orchestrator.cli import main\n"
+        "main()\n"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "orchestrator.cli", "logs", "--input", "-"],
+        [sys.executable, "-c", run_cli],
         stdin=feeder.stdout,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env=env,
     )
     assert feeder.stdout is not None and proc.stdout is not None
     feeder.stdout.close()
     out: list[bytes] = []
+    err: list[bytes] = []
     reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))  # type: ignore[union-attr]
     reader.start()
-    _, status, usage = os.wait4(proc.pid, 0)  # the child's own peak memory
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    errs = threading.Thread(target=lambda: err.append(proc.stderr.read()))  # type: ignore[union-attr]
+    errs.start()
+    proc.wait()
     reader.join(timeout=60)
+    errs.join(timeout=60)
     feeder.wait(timeout=60)
     assert proc.returncode == 0
     lines = out[0].decode().splitlines()
     assert lines[-1] == "last line"
     assert len(lines[0]) < journal.MAX_LINE_BYTES + 200
     assert "more bytes of this line not read" in lines[0]
-    peak_mib = usage.ru_maxrss / 1024
+    hwm = [ln for ln in err[0].decode().splitlines() if ln.startswith("VmHWM:")]
+    assert hwm, err[0].decode()[-2000:]
+    peak_mib = int(hwm[-1].split()[1]) / 1024  # "VmHWM:   123456 kB"
     assert peak_mib < mib / 2, f"peak {peak_mib:.0f} MiB for a {mib} MiB line"
 
 

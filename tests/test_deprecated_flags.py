@@ -94,7 +94,8 @@ def test_only_an_error_message_refuses(tmp_path: Path, monkeypatch: pytest.Monke
         error_message="use --attn-dp-size instead",
     )
     fake = replace(real, deprecated={**real.deprecated, "enable_dp_attention": refused})
-    monkeypatch.setattr(flags, "table", lambda version=None: fake)
+    # the loader holds `table` by name (imported at its module's top), so it is patched there
+    monkeypatch.setattr(profiles, "table", lambda version=None: fake)
     with pytest.raises(ProfileError) as e:
         profiles.load(str(_write(tmp_path, DP_ATTENTION)))
     assert e.value.field == "server.enable_dp_attention"
