@@ -452,6 +452,13 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="scheduler-exception",
+            # the family: any exception raised under SGLang's serving loop (its functions or
+            # its serving-only modules), whatever its type and words; tried only when no
+            # pattern names a cause, and after every other rule's family (a CUDA fault, a
+            # KV-cache or memory error in the same loop stays theirs)
+            families=(
+                Family((), frames=sgl_code.SERVING_MODULES, functions=sgl_code.SERVING_FUNCTIONS),
+            ),
             title="an exception in SGLang's scheduler loop while serving",
             summary="an exception in SGLang's scheduler loop while serving: {exc}: {msg}",
             fix=(

@@ -107,6 +107,49 @@ _NOT_BENIGN = (
 # not the NVIDIA driver's own libraries (their absence is gpu-unavailable: no driver, or a
 # container without the NVIDIA runtime)
 _NOT_DRIVER_LIB = r"(?!\S*lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?:)"
+# the libraries of the CUDA runtime and toolkit (and ROCm's HIP runtime and its libraries), as
+# their sonames begin: versioned by the CUDA/ROCm major they belong to
+_CUDA_RUNTIME_LIB = (
+    r"lib(?:nvrtc|nvrtc-builtins|cudart|cublas|cublasLt|cudnn|cusparse|cusparseLt|cufft|cufile"
+    r"|curand|cusolver|nvJitLink|nvToolsExt|nccl|cupti|npp|nvjpeg|amdhip64|hiprtc|rocblas"
+    r"|hipblas|hipblaslt|miopen|rccl|cuda(?!\.so\.1\b))"
+)
+# attention implementations as models and engines name them in a refusal
+_ATTENTION_IMPLS = (
+    "Flash Attention",
+    "flash attention",
+    "Flash-Attention",
+    "FlashAttention",
+    "flash_attn",
+    "flash-attn",
+    "FlashInfer",
+    "flashinfer",
+    "xformers",
+    "xFormers",
+    "attention backend",
+    "Attention backend",
+    "attention implementation",
+    "attn_implementation",
+    "sdpa",
+    "SDPA",
+)
+# GPU generations and capabilities, as a kernel refusing the card names them
+_GPU_GENERATIONS = (
+    "Ampere",
+    "Hopper",
+    "Blackwell",
+    "Turing",
+    "Volta",
+    "or newer",
+    "or later",
+    "compute capability",
+    "Compute Capability",
+    "sm_",
+    "sm8",
+    "sm9",
+    "SM8",
+    "SM9",
+)
 # the Hub's refusal of a request, as clients word it
 _HUB_REFUSED = (
     "gated",
@@ -242,6 +285,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC
                 + r"(?P<exc>ValueError|TypeError|NotImplementedError|AssertionError): (?P<msg>.+)$",
                 context=_SPEC_FRAMES,
+            ),
+            # an engine refusing speculative decoding with another feature or setting, in any
+            # exception or log line ("Speculative decoding is not supported with Ray.",
+            # "pipeline parallelism is not supported with speculative decoding", "X does not
+            # support speculative decoding"); LoRA's refusal is lora-unsupported's
+            pat(
+                r"\A(?!.*(?:LoRA|lora|LORA))(?P<msg>.*(?:\b[Ss]peculative decoding (?:is |are )?(?:not|n't) (?:yet )?(?:supported|compatible|available|implemented)\b|\b(?:not|n't) (?:yet )?(?:supported|compatible|implemented|allowed) (?:with|for|when using|in|together with) (?:speculative decoding|spec(?:ulative)? decode)\b|\b(?:does not|doesn't|cannot) (?:yet )?support speculative decoding\b|\bincompatible with speculative decoding\b|\b[Ss]peculative decoding (?:only|currently) supports?\b).*)",
+                summary="the engine refused speculative decoding with these settings: {msg}",
+                fix="drop the setting the message names (or speculative decoding): `deploy validate` checks SGLang's own combinations before a start",
             ),
         ),
         preflight_rule=None,
@@ -419,6 +471,26 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 frames=code.ATTENTION_PACKAGES,
                 both=True,
             ),
+            # a model or engine refusing to run without an attention implementation it needs
+            # ("Sharded Llama requires Flash Attention enabled models", "FlashInfer is required
+            # for ...", "xformers is not available for ..."): the attention backend, in any
+            # exception; a GPU generation refused by the kernel itself ("FlashAttention only
+            # supports Ampere GPUs or newer") is kernel-unsupported-arch's
+            Family(
+                ("NotImplementedError", "ValueError", "RuntimeError", "AssertionError"),
+                words=_ATTENTION_IMPLS,
+                and_words=(
+                    "requires",
+                    "required",
+                    "needs",
+                    "must be enabled",
+                    "not supported",
+                    "unsupported",
+                    "is not available",
+                    "not compiled",
+                ),
+                unless=_GPU_GENERATIONS,
+            ),
         ),
         # a CUDA error raised in an attention kernel's own source, refusing its launch: a
         # kernel built for another GPU generation (FA3 is Hopper-only) or shape
@@ -462,6 +534,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + "|".join(re.escape(k) for k in code.ATTENTION_KERNEL_SOURCES)
                 + r")).*)",
             ),
+            # an attention kernel's own check of the head dimension against the sizes it was
+            # written for (SGLang's Triton kernels "assert Lq in {16, 32, 64, 128, 256, 576}",
+            # flash-attn's "only supports head dimension at most 256", "head_dim must be one of")
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError|RuntimeError|NotImplementedError): (?P<msg>(?:assert )?\(?(?:Lq|Lk|Lv|head_?dim|head_size|qk_head_dim|v_head_dim|HEAD_DIM|BLOCK_DMODEL)\)? (?:not )?in [\[{(].*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:\b(?:[Hh]ead dimension|head_?dim|[Hh]ead size|head_size)s?\b.{0,80}?\b(?:only supports?|is not supported|are not supported|not supported|must be one of|should be one of|must be in|must be <=|must be at most|must be a multiple of)\b|\b(?:only supports?|does not support|doesn't support|not supported for) (?:a |the )?(?:[Hh]ead dimension|head_?dim|[Hh]ead size|head_size)s?\b).*)",
+            ),
             # the engine's backend selector found none that fits this GPU and model (vLLM's
             # "No valid attention backend found for cuda… Reasons: {…}", any casing)
             pat(
@@ -495,10 +577,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
-            ),
-            # a CUDA library of one major version missing: the package was built for another CUDA
-            pat(
-                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda(?!\.so\.1\b))[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
@@ -575,6 +653,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             '("undefined symbol", "cannot open shared object file").'
         ),
         patterns=(
+            # a library of the CUDA runtime/toolkit of one major version that the loader cannot
+            # find (libnvrtc.so.12, libcudart.so.11.0, libcublasLt.so.13, ...), whoever needs it
+            # (sgl_kernel, flashinfer, torch, a llama.cpp wheel): a missing shared library is an
+            # import failure (not the NVIDIA driver's own libcuda.so.1 / libnvidia-ml.so.1, that
+            # is gpu-unavailable); the fix names both remedies (enrich)
+            pat(
+                r"^(?:[-*]\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError|RuntimeError): (?:.{0,200}?: )?(?P<msg>(?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+            ),
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
             ),
@@ -589,10 +677,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r"(?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
             ),
             pat(_EXC + r"(?P<exc>ImportError): " + _NOT_DRIVER_LIB + r"(?P<msg>.+)"),
+            # sgl_kernel's loader gave up: a fallback, so that the cause it lists under it (a
+            # missing CUDA library, an undefined symbol) names the diagnosis when logged
             pat(
                 r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
                 module="sgl_kernel",
                 critical="1",
+                role=FALLBACK,
             ),
             pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
             # an import that failed, told in a wrapper's own words with Python's ("Encountered
@@ -887,6 +978,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 words=_HUB_REFUSED,
                 and_words=("huggingface.co", "hf.co", "gated repo", "Hugging Face"),
             ),
+            # ... or when it was raised under the Hub's client (huggingface_hub's
+            # hf_raise_for_status re-raising requests'/httpx's 401/403, whatever the message)
+            Family(
+                ("HTTPError", "HTTPStatusError", "HfHubHTTPError", "OSError"),
+                words=_HUB_REFUSED,
+                frames=code.HUB_CLIENT_PACKAGES,
+                both=True,
+            ),
         ),
         title="the Hugging Face repo is gated or needs a token",
         summary="{repo} needs an authorised Hugging Face token: {msg}",
@@ -903,6 +1002,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>.*(?:Repo model|Access to model) (?P<repo>[\w.-]+/[\w.-]+) is (?:gated|restricted).*)",
+            ),
+            # the same refusals with the URL or repo id cut or redacted by whoever posted the
+            # log ("Cannot access gated repo for url https://huggingface.co/ ...", "Access to
+            # model {model_id} is restricted"), and huggingface_hub's own sentence for it
+            # (errors.py: "... You must have access to it and be authenticated to access it.")
+            pat(
+                r"(?P<msg>.*(?:\bCannot access gated repo\b|\b(?:Repo model|Access to model) \S{1,300} is (?:gated|restricted)\b|[Yy]ou must (?:have access to it and )?be authenticated to access it).*)",
             ),
             pat(
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
