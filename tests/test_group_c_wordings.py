@@ -89,6 +89,23 @@ WORDINGS: list[tuple[str, str]] = [
         "ValueError: Speculative decoding is not yet compatible with prefix caching.",
         "spec-config-invalid",
     ),
+    # an operation torch or CUDA refuses during graph capture, under any wrapper
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "RuntimeError: Cannot call CUDAGeneratorImpl::set_current_seed during CUDA graph capture.",
+        "cuda-graph-capture-failed",
+    ),
+    (
+        "RuntimeError: HIP error: operation failed due to a previous error during capture\n"
+        "hipErrorStreamCaptureInvalidated",
+        "cuda-graph-capture-failed",
+    ),
+    # a compiler's exit status in subprocess' words, quoted by whoever ran it
+    (
+        "Triton failed to build its launcher: Command '['/usr/bin/cc', '/tmp/x/main.c', '-O3', "
+        "'-shared', '-o', '/tmp/x/hip_utils.so']' returned non-zero exit status 1.",
+        "jit-build-failed",
+    ),
     # any exception raised under SGLang's serving loop, any type
     (
         _WRAPPED + "\n"
@@ -148,6 +165,12 @@ LOOKALIKES: list[tuple[str, str]] = [
     (
         "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
         "kernel-unsupported-arch",
+    ),
+    # another program's exit status is no compiler's
+    (
+        "subprocess.CalledProcessError: Command '['/usr/bin/git', 'clone', 'x']' returned "
+        "non-zero exit status 128.",
+        "unknown",
     ),
     # LoRA refused with speculative decoding is LoRA's category
     (

@@ -165,8 +165,17 @@ _HUB_REFUSED = (
 _CAPTURE_REFUSED = (
     "stream is capturing",
     "cudaErrorStreamCapture",
+    "hipErrorStreamCapture",
     "during stream capture",
     "capture was invalidated",
+    # torch's own refusals of a call that cannot be captured ("Cannot call
+    # CUDAGeneratorImpl::current_seed during CUDA graph capture", "... not allowed during
+    # graph capture"), and the capture status CUDA/HIP report with them
+    "during CUDA graph capture",
+    "during graph capture",
+    "during HIP graph capture",
+    "cudaStreamCaptureStatusActive",
+    "hipStreamCaptureStatusActive",
 )
 
 
@@ -1569,6 +1578,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed|nvrtc: error|NVRTC compilation failed|NVRTC_ERROR_\w+).*)",
             ),
+            # a compiler's (or ninja's) exit status in subprocess' words, whoever quotes it:
+            # Triton building its launcher (cuda_utils.c / hip_utils.c) with gcc, a JIT's nvcc or
+            # ninja, even inside SGLang's notice that it ignored a model module's import error,
+            # where the failed build hides the model's module (the first quoted command only)
+            pat(
+                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\s]*/)?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx)(?:-\d+)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
+            ),
             # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
             # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
             pat(
@@ -1584,6 +1600,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
             # not from the corpus: Triton without a host compiler (it builds its launcher in C)
             "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+            # not from the corpus: subprocess' words for a JIT's compiler exit status
+            "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/nvcc', '-c', 'kernel.cu', '-o', 'kernel.o']' returned non-zero exit status 2.",
         ),
     ),
     Rule(
@@ -1858,11 +1876,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="cuda-graph-capture-failed",
         families=(
-            # CUDA refused an operation during stream capture, whatever raised it
-            Family(
-                ("RuntimeError", "AcceleratorError", "CudaError"),
-                words=_CAPTURE_REFUSED,
-            ),
+            # CUDA refused an operation during stream capture, whatever raised it or wraps it
+            # (torch.compile's InternalTorchDynamoError/BackendCompilerFailed carry the
+            # RuntimeError's words)
+            Family((), words=_CAPTURE_REFUSED),
         ),
         signals=(Signal(("cuda",), words=_CAPTURE_REFUSED),),
         title="CUDA graph capture failed",
