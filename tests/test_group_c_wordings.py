@@ -89,6 +89,33 @@ WORDINGS: list[tuple[str, str]] = [
         "ValueError: Speculative decoding is not yet compatible with prefix caching.",
         "spec-config-invalid",
     ),
+    # a speculative argument or algorithm refused, without the argument code's frames
+    ("ValueError: --speculative-draft-model-path is required for EAGLE3", "spec-config-invalid"),
+    (
+        "NotImplementedError: EAGLE3 is not supported for model architecture Gemma3ForCausalLM",
+        "spec-config-invalid",
+    ),
+    # torch's state-dict check naming the drafter's class
+    (
+        "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLMEagle3:\n\tsize "
+        "mismatch for fc.weight: copying a param with shape torch.Size([4096, 12288]) from "
+        "checkpoint, the shape in current model is torch.Size([5120, 15360]).",
+        "drafter-mismatch",
+    ),
+    # ctypes' OSError for any missing shared library
+    (
+        "OSError: libmpi.so.40: cannot open shared object file: No such file or directory",
+        "python-import-error",
+    ),
+    # any exception in the detokenizer's own process, without SGLang's wrapper line
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.12/site-packages/sglang/srt/managers/detokenizer_manager.py", '
+        "line 301, in handle_batch_token_id_out\n"
+        "    s = self.decode_status[rid]\n"
+        "UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+        "tokenizer-manager-died",
+    ),
     # an operation torch or CUDA refuses during graph capture, under any wrapper
     (
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
@@ -211,3 +238,12 @@ def test_a_missing_cuda_library_names_both_remedies() -> None:
     assert d.category == "python-import-error", d.summary
     assert "nvidia-*-cu12" in d.fix and "LD_LIBRARY_PATH" in d.fix, d.fix
     assert "sgl-kernel build" in d.fix, d.fix
+
+
+def test_a_drafters_shape_is_not_a_refused_setting() -> None:
+    # drafter-mismatch's (its family needs the draft frames this fragment lacks), never the
+    # speculative settings' family
+    d = classify_text(
+        "ValueError: EAGLE3 draft hidden size 4096 must match the target's hidden size 7168"
+    )
+    assert d.category != "spec-config-invalid", d.summary

@@ -405,6 +405,15 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="tokenizer-manager-died",
+            # the family: any exception raised in the detokenizer's own module (it runs as its
+            # own process; an exception there ends it), whatever its type and wrapper
+            families=(
+                Family(
+                    (),
+                    frames=sgl_code.DETOKENIZER_MODULES,
+                    summary="SGLang's detokenizer manager died ({exc}: {msg}): nothing turns tokens into text any more, so SGLang took the server down",
+                ),
+            ),
             title="SGLang's tokenizer or detokenizer manager died",
             summary="SGLang's {who} died ({exc}: {msg}): nothing turns tokens into text any more, so SGLang took the server down",
             fix=(

@@ -114,6 +114,8 @@ _CUDA_RUNTIME_LIB = (
     r"|curand|cusolver|nvJitLink|nvToolsExt|nccl|cupti|npp|nvjpeg|amdhip64|hiprtc|rocblas"
     r"|hipblas|hipblaslt|miopen|rccl|cuda(?!\.so\.1\b))"
 )
+# how a draft model's class or module names itself (LlamaForCausalLMEagle3, DeepseekV3ForCausalLMNextN)
+_DRAFT_CLASS_WORDS = ("Eagle", "EAGLE", "eagle", "Draft", "draft", "NextN", "MTP")
 # attention implementations as models and engines name them in a refusal
 _ATTENTION_IMPLS = (
     "Flash Attention",
@@ -239,6 +241,34 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 frames=code.SPEC_ARGS_PACKAGES,
                 both=True,
             ),
+            # an argument check naming a speculative argument or algorithm and refusing it,
+            # wherever it was raised (a pasted fragment without frames, another engine's config
+            # class): "--speculative-draft-model-path is required for EAGLE3", "EAGLE3 is not
+            # supported for model architecture X"; a drafter's shapes are drafter-mismatch's
+            Family(
+                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                words=(
+                    "speculative_",
+                    "--speculative-",
+                    "speculative algorithm",
+                    "speculative decoding",
+                    "Speculative decoding",
+                    "EAGLE",
+                    "NEXTN",
+                ),
+                and_words=(
+                    "required",
+                    "must ",
+                    "not supported",
+                    "unsupported",
+                    "only support",
+                    "nvalid",
+                    "cannot",
+                    "should be",
+                    "not allowed",
+                ),
+                unless=("LoRA", "lora", "hidden", "vocab", "shape", "size mismatch"),
+            ),
         ),
         title="SGLang rejected the speculative-decoding settings",
         summary="SGLang rejected the speculative-decoding settings: {msg}",
@@ -350,6 +380,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 frames=code.DRAFT_PACKAGES,
                 both=True,
             ),
+            # torch's state-dict check naming the draft model's class ("Error(s) in loading
+            # state_dict for LlamaForCausalLMEagle3: size mismatch for fc.weight ..."), wherever
+            # it was raised
+            Family(("RuntimeError",), words=("size mismatch",), and_words=_DRAFT_CLASS_WORDS),
         ),
         title="the EAGLE-3 drafter does not fit the target model",
         summary="the draft model does not fit the target: {msg}",
@@ -647,6 +681,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("RuntimeError", "OSError", "ValueError"),
                 words=("No module named '", "cannot import name '"),
+            ),
+            # the dynamic loader missing a shared library, raised as an OSError (ctypes' CDLL,
+            # torch.ops.load_library) rather than an ImportError; the NVIDIA driver's own
+            # libraries are gpu-unavailable's
+            Family(
+                ("OSError",),
+                words=("cannot open shared object file",),
+                unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
             ),
         ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own

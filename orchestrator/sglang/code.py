@@ -12,6 +12,7 @@ __all__ = [
     "ATTENTION_KERNEL_SOURCES",
     "ATTENTION_PACKAGES",
     "BUILD_PACKAGES",
+    "DETOKENIZER_MODULES",
     "DISTRIBUTED_PACKAGES",
     "DRAFT_FRAMES",
     "DRAFT_PACKAGES",
@@ -96,6 +97,12 @@ SERVING_MODULES = (
     "sglang/srt/managers/scheduler_components/request_receiver",
     "sglang/srt/managers/scheduler_components/invariant_checker",
     "sglang/srt/managers/scheduler_components/pool_stats_observer",
+)
+
+# the detokenizer's own process (managers/detokenizer_manager.py, multi_detokenizer_mixin.py)
+DETOKENIZER_MODULES = (
+    "sglang/srt/managers/detokenizer_manager",
+    "sglang/srt/managers/multi_detokenizer",
 )
 
 # module paths (under site-packages) whose frames put an exception in a family
