@@ -50,6 +50,18 @@ WORDINGS: list[tuple[str, str]] = [
         "authenticated to access it. Please log in.",
         "hf-auth",
     ),
+    # the mirror HF_ENDPOINT often names refuses and fails as the Hub does
+    (
+        "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: "
+        "https://hf-mirror.com/meta-llama/Llama-3.1-8B/resolve/main/config.json",
+        "hf-auth",
+    ),
+    (
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hf-mirror.com', "
+        "port=443): Max retries exceeded with url: /api/models/Qwen/Qwen3-8B (Caused by "
+        "NameResolutionError(\"Failed to resolve 'hf-mirror.com'\"))",
+        "hf-hub-unreachable",
+    ),
     # a bare 401/403 re-raised under the Hub's client, whatever the message
     (
         "Traceback (most recent call last):\n"

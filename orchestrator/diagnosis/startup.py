@@ -1027,7 +1027,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("HTTPError", "OSError"),
                 words=_HUB_REFUSED,
-                and_words=("huggingface.co", "hf.co", "gated repo", "Hugging Face"),
+                and_words=(
+                    "huggingface.co",
+                    "hf.co",
+                    "hf-mirror.com",
+                    "gated repo",
+                    "Hugging Face",
+                ),
             ),
             # ... or when it was raised under the Hub's client (huggingface_hub's
             # hf_raise_for_status re-raising requests'/httpx's 401/403, whatever the message)
@@ -1065,26 +1071,27 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
             ),
             pat(
-                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"(?P<msg>.*\b(?:401|403) Client Error.*(?:huggingface\.co|hf-mirror\.com)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*)",
             ),
-            # the Hub refused (401/403) a request from any client, in its own words: Rust's
+            # the Hub (or hf-mirror.com, the mirror HF_ENDPOINT often names) refused (401/403)
+            # a request from any client, in its own words: Rust's
             # hf-hub "Status(403, Response[... url: https://huggingface.co/...])", httpx's
             # "Client error '401 Unauthorized' for url 'https://huggingface.co/...'",
             # "HTTP Error 403: Forbidden ... huggingface.co/...", Node's "status code 401"
             pat(
-                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co|hf-mirror\.com)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*)",
-                ("huggingface.co", "hf.co"),
+                ("huggingface.co", "hf.co", "hf-mirror.com"),
             ),
             # the same, the URL first: "<url>: status code 403", "<url> (HTTP status 401)"
             pat(
-                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co|hf-mirror\.com)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
-                ("huggingface.co", "hf.co"),
+                ("huggingface.co", "hf.co", "hf-mirror.com"),
             ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
@@ -1183,7 +1190,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
             ),
             pat(
-                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b|hf-mirror\.com)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
             ),
         ),
         preflight_rule="model-path-hub",
