@@ -96,7 +96,14 @@ def test_every_batch_after_the_first_is_recorded_whole() -> None:
             assert "first_seen" in e, f"{e['id']}: a published log keeps its first-seen answer"
         if "first_seen" in e:
             fs = e["first_seen"]
-            assert fs["result"] == outcome(str(e["category"]), str(fs["category"])), e["id"]
+            # a log relabelled after its first-seen scoring keeps that scoring as it was: its
+            # answer is judged against the label it had then (`relabelled_from`), and the
+            # ledger's row stays as written
+            label = str(e.get("relabelled_from", e["category"]))
+            assert fs["result"] == outcome(label, str(fs["category"])), e["id"]
+        if "relabelled_from" in e:
+            assert e["relabelled_from"] != e["category"], e["id"]
+            assert "first_seen" in e, f"{e['id']}: relabel only a log already scored first-seen"
 
 
 def test_at_least_a_quarter_of_the_corpus_was_never_tuned_on() -> None:

@@ -703,7 +703,7 @@ def _raised(
             S.Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j)
             for j in _block(entries, i)
             if (fm := S.FRAME.match(entries[j].text)) is not None
-        )
+        ) or _frames_below(entries, i)
         # a pasted exception without its traceback keeps its continuation lines too
         # ("DistNetworkError:" then "name: EADDRINUSE," on the lines below)
         message, _ = S.exception_message(entries, i, m["msg"] or "")
@@ -712,16 +712,42 @@ def _raised(
     return out
 
 
+def _frames_below(entries: Sequence[JournalEntry], i: int) -> tuple[S.Frame, ...]:
+    """The frames right below an exception line that has none above it: a condensed paste
+    (SGLang's scheduler wrapper line, the exception, then where it was raised), each frame line
+    followed by at most one source line, the same source's lines only."""
+    out: list[S.Frame] = []
+    origin = entries[i].origin
+    source_ok = False
+    for j in range(i + 1, min(len(entries), i + 1 + 2 * _FRAMES_BELOW)):
+        e = entries[j]
+        if origin is not None and e.origin is not None and e.origin != origin:
+            break
+        fm = S.FRAME.match(e.text)
+        if fm is not None:
+            out.append(S.Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j))
+            source_ok = True
+            continue
+        if not source_ok or not e.text.strip() or S.RAISED.match(e.text) is not None:
+            break
+        source_ok = False
+    return tuple(out)
+
+
+_FRAMES_BELOW = 16
+
+
 def _family_match(
     raised: Sequence[S.Raised],
 ) -> tuple[R.Rule, S.Raised, Family] | None:
     """The first exception (root first) that a rule's family claims, and that rule."""
     for r in raised:
         paths = [f.module_path() for f in r.frames]
+        funcs = [f.function for f in r.frames]
         site = r.site.function if r.site is not None else None
         for rule in R.RULES:
             for fam in rule.families:
-                if fam.matches(r.name, r.message, paths, site):
+                if fam.matches(r.name, r.message, paths, site, funcs):
                     return rule, r, fam
     return None
 

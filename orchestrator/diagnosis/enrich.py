@@ -123,7 +123,7 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
         r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton|torchvision|torchaudio|torchao)",
         lib + " " + detail.get("msg", ""),
     )
-    if m is None and not detail.get("cuda_major"):
+    if m is None:
         # the library does not say whose it is (common_ops.abi3.so): the lines around it do
         m = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
     pkg = m[1].replace("_", "-") if m else "the compiled package"
@@ -140,23 +140,6 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
         detail["fixhint"] = (
             f"{who} was compiled against NumPy {detail['have']}.x and NumPy 2 is installed: "
             f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
-        )
-        return
-    if detail.get("cuda_major"):
-        if not m:  # the library does not say whose it is: the lines around it do
-            around = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
-            pkg = around[1].replace("_", "-") if around else pkg
-            detail["pkg"] = pkg
-        detail["fixhint"] = (
-            f"{pkg} was built for CUDA {detail['cuda_major']} ({detail.get('lib', 'its CUDA library')} "
-            f"is missing): install {'a build of it' if pkg.startswith('the ') else f'the {pkg} build'} for the CUDA that torch uses "
-            "(`python -c 'import torch; print(torch.version.cuda)'`), or a torch built for "
-            f"CUDA {detail['cuda_major']}, as the SGLang release you run pins them "
-            f"(`{detail.get('install', 'pip install sglang[all]==<version>')}`); if torch "
-            f"already uses CUDA {detail['cuda_major']}, the library is only off the loader's "
-            f"path: install its CUDA {detail['cuda_major']} wheel (nvidia-*-cu{detail['cuda_major']}) "
-            "into the unit's Python or add the CUDA lib64 directory to LD_LIBRARY_PATH in the "
-            "unit's environment"
         )
         return
     if detail.get("version") and detail.get("version") != "?":
@@ -181,6 +164,27 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
     )
 
 
+def _cuda_library_missing(detail: dict[str, str], text: str) -> None:
+    """A library of the CUDA runtime/toolkit of one major version is not on the loader's path:
+    either its wheels are not installed (or not found), or what needs it was built for another
+    CUDA than the box's torch. The fix names both."""
+    major = detail["cuda_major"]
+    lib = detail.get("lib") or "its CUDA library"
+    who = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|llama_cpp)", text)
+    pkg = who[1].replace("_", "-") if who else "the package that loads it"
+    detail["module"] = pkg if who else (detail.get("module") or lib)
+    torch = _torch_of(text)
+    torch_cuda = f"torch {torch}" if torch else "torch"
+    detail["fixhint"] = (
+        f"the loader cannot find {lib} (CUDA {major}), which {pkg} needs: if {torch_cuda} uses "
+        f"CUDA {major} (`python -c 'import torch; print(torch.version.cuda)'`), install the CUDA "
+        f"{major} runtime wheels (nvidia-*-cu{major}) into the unit's Python or add the CUDA "
+        f"{major} lib64 directory to LD_LIBRARY_PATH in the unit's environment; if torch uses "
+        f"another CUDA, install the {pkg} build for that CUDA (or a torch for CUDA {major}), "
+        "as the SGLang release you run pins them"
+    )
+
+
 def _enrich_import(detail: dict[str, str], text: str) -> None:
     module = detail.get("module", "").strip("'\"")
     top = module.split(".")[0] if module else ""
@@ -191,6 +195,9 @@ def _enrich_import(detail: dict[str, str], text: str) -> None:
             "library it names for missing system libraries (e.g. libnuma), and check that "
             "sgl-kernel matches the installed torch"
         )
+        return
+    if detail.get("cuda_major"):
+        _cuda_library_missing(detail, text)
         return
     if top == "sglang":
         detail["fixhint"] = (

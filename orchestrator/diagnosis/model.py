@@ -251,7 +251,7 @@ class Family:
     """One of a rule's exception families, over the structure rather than the wording: it names the
     rule when a traceback's root exception has one of `exceptions` (the type's own name, any
     module; empty: any type) and, if given, a message holding one of `words` OR a frame in one
-    of `frames` (module paths such as `transformers/models/auto/`). The rule's patterns name
+    of `frames` (module paths such as `transformers/models/auto/`) or of `functions`. The rule's patterns name
     the known wordings; the family catches a new wording of the same cause (a generic fallback,
     tried only when no pattern names a cause).
 
@@ -269,6 +269,9 @@ class Family:
     and_words: tuple[str, ...] = ()
     site_functions: tuple[str, ...] = ()
     unless: tuple[str, ...] = ()  # a message holding one of these is not of the family
+    # frames whose function is one of these (any module) count as `frames` do: a code path
+    # named by its functions (SGLang's serving loop) rather than by its files
+    functions: tuple[str, ...] = ()
 
     def matches(
         self,
@@ -276,6 +279,7 @@ class Family:
         message: str,
         frame_paths: Sequence[str],
         site_function: str | None = None,
+        frame_functions: Sequence[str] = (),
     ) -> bool:
         if self.exceptions and name not in self.exceptions:
             return False
@@ -286,10 +290,12 @@ class Family:
         if self.site_functions and site_function not in self.site_functions:
             return False
         said = any(w in message for w in self.words)
-        where = any(f in p for f in self.frames for p in frame_paths)
+        where = any(f in p for f in self.frames for p in frame_paths) or any(
+            f in self.functions for f in frame_functions
+        )
         if self.both:
             return said and where
-        if not self.words and not self.frames:
+        if not self.words and not self.frames and not self.functions:
             return True
         return said or where
 

@@ -405,6 +405,15 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="tokenizer-manager-died",
+            # the family: any exception raised in the detokenizer's own module (it runs as its
+            # own process; an exception there ends it), whatever its type and wrapper
+            families=(
+                Family(
+                    (),
+                    frames=sgl_code.DETOKENIZER_MODULES,
+                    summary="SGLang's detokenizer manager died ({exc}: {msg}): nothing turns tokens into text any more, so SGLang took the server down",
+                ),
+            ),
             title="SGLang's tokenizer or detokenizer manager died",
             summary="SGLang's {who} died ({exc}: {msg}): nothing turns tokens into text any more, so SGLang took the server down",
             fix=(
@@ -452,6 +461,13 @@ def _make() -> tuple[Rule, ...]:
         ),
         Rule(
             id="scheduler-exception",
+            # the family: any exception raised under SGLang's serving loop (its functions or
+            # its serving-only modules), whatever its type and words; tried only when no
+            # pattern names a cause, and after every other rule's family (a CUDA fault, a
+            # KV-cache or memory error in the same loop stays theirs)
+            families=(
+                Family((), frames=sgl_code.SERVING_MODULES, functions=sgl_code.SERVING_FUNCTIONS),
+            ),
             title="an exception in SGLang's scheduler loop while serving",
             summary="an exception in SGLang's scheduler loop while serving: {exc}: {msg}",
             fix=(

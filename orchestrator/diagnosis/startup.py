@@ -107,6 +107,51 @@ _NOT_BENIGN = (
 # not the NVIDIA driver's own libraries (their absence is gpu-unavailable: no driver, or a
 # container without the NVIDIA runtime)
 _NOT_DRIVER_LIB = r"(?!\S*lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?:)"
+# the libraries of the CUDA runtime and toolkit (and ROCm's HIP runtime and its libraries), as
+# their sonames begin: versioned by the CUDA/ROCm major they belong to
+_CUDA_RUNTIME_LIB = (
+    r"lib(?:nvrtc|nvrtc-builtins|cudart|cublas|cublasLt|cudnn|cusparse|cusparseLt|cufft|cufile"
+    r"|curand|cusolver|nvJitLink|nvToolsExt|nccl|cupti|npp|nvjpeg|amdhip64|hiprtc|rocblas"
+    r"|hipblas|hipblaslt|miopen|rccl|cuda(?!\.so\.1\b))"
+)
+# how a draft model's class or module names itself (LlamaForCausalLMEagle3, DeepseekV3ForCausalLMNextN)
+_DRAFT_CLASS_WORDS = ("Eagle", "EAGLE", "eagle", "Draft", "draft", "NextN", "MTP")
+# attention implementations as models and engines name them in a refusal
+_ATTENTION_IMPLS = (
+    "Flash Attention",
+    "flash attention",
+    "Flash-Attention",
+    "FlashAttention",
+    "flash_attn",
+    "flash-attn",
+    "FlashInfer",
+    "flashinfer",
+    "xformers",
+    "xFormers",
+    "attention backend",
+    "Attention backend",
+    "attention implementation",
+    "attn_implementation",
+    "sdpa",
+    "SDPA",
+)
+# GPU generations and capabilities, as a kernel refusing the card names them
+_GPU_GENERATIONS = (
+    "Ampere",
+    "Hopper",
+    "Blackwell",
+    "Turing",
+    "Volta",
+    "or newer",
+    "or later",
+    "compute capability",
+    "Compute Capability",
+    "sm_",
+    "sm8",
+    "sm9",
+    "SM8",
+    "SM9",
+)
 # the Hub's refusal of a request, as clients word it
 _HUB_REFUSED = (
     "gated",
@@ -122,8 +167,17 @@ _HUB_REFUSED = (
 _CAPTURE_REFUSED = (
     "stream is capturing",
     "cudaErrorStreamCapture",
+    "hipErrorStreamCapture",
     "during stream capture",
     "capture was invalidated",
+    # torch's own refusals of a call that cannot be captured ("Cannot call
+    # CUDAGeneratorImpl::current_seed during CUDA graph capture", "... not allowed during
+    # graph capture"), and the capture status CUDA/HIP report with them
+    "during CUDA graph capture",
+    "during graph capture",
+    "during HIP graph capture",
+    "cudaStreamCaptureStatusActive",
+    "hipStreamCaptureStatusActive",
 )
 
 
@@ -187,6 +241,34 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 frames=code.SPEC_ARGS_PACKAGES,
                 both=True,
             ),
+            # an argument check naming a speculative argument or algorithm and refusing it,
+            # wherever it was raised (a pasted fragment without frames, another engine's config
+            # class): "--speculative-draft-model-path is required for EAGLE3", "EAGLE3 is not
+            # supported for model architecture X"; a drafter's shapes are drafter-mismatch's
+            Family(
+                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                words=(
+                    "speculative_",
+                    "--speculative-",
+                    "speculative algorithm",
+                    "speculative decoding",
+                    "Speculative decoding",
+                    "EAGLE",
+                    "NEXTN",
+                ),
+                and_words=(
+                    "required",
+                    "must ",
+                    "not supported",
+                    "unsupported",
+                    "only support",
+                    "nvalid",
+                    "cannot",
+                    "should be",
+                    "not allowed",
+                ),
+                unless=("LoRA", "lora", "hidden", "vocab", "shape", "size mismatch"),
+            ),
         ),
         title="SGLang rejected the speculative-decoding settings",
         summary="SGLang rejected the speculative-decoding settings: {msg}",
@@ -243,6 +325,15 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r"(?P<exc>ValueError|TypeError|NotImplementedError|AssertionError): (?P<msg>.+)$",
                 context=_SPEC_FRAMES,
             ),
+            # an engine refusing speculative decoding with another feature or setting, in any
+            # exception or log line ("Speculative decoding is not supported with Ray.",
+            # "pipeline parallelism is not supported with speculative decoding", "X does not
+            # support speculative decoding"); LoRA's refusal is lora-unsupported's
+            pat(
+                r"\A(?!.*(?:LoRA|lora|LORA))(?P<msg>.*(?:\b[Ss]peculative decoding (?:is |are )?(?:not|n't) (?:yet )?(?:supported|compatible|available|implemented)\b|\b(?:not|n't) (?:yet )?(?:supported|compatible|implemented|allowed) (?:with|for|when using|in|together with) (?:speculative decoding|spec(?:ulative)? decode)\b|\b(?:does not|doesn't|cannot) (?:yet )?support speculative decoding\b|\bincompatible with speculative decoding\b|\b[Ss]peculative decoding (?:only|currently) supports?\b).*)",
+                summary="the engine refused speculative decoding with these settings: {msg}",
+                fix="drop the setting the message names (or speculative decoding): `deploy validate` checks SGLang's own combinations before a start",
+            ),
         ),
         preflight_rule=None,
         defaults={
@@ -289,6 +380,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 frames=code.DRAFT_PACKAGES,
                 both=True,
             ),
+            # torch's state-dict check naming the draft model's class ("Error(s) in loading
+            # state_dict for LlamaForCausalLMEagle3: size mismatch for fc.weight ..."), wherever
+            # it was raised
+            Family(("RuntimeError",), words=("size mismatch",), and_words=_DRAFT_CLASS_WORDS),
         ),
         title="the EAGLE-3 drafter does not fit the target model",
         summary="the draft model does not fit the target: {msg}",
@@ -419,6 +514,26 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 frames=code.ATTENTION_PACKAGES,
                 both=True,
             ),
+            # a model or engine refusing to run without an attention implementation it needs
+            # ("Sharded Llama requires Flash Attention enabled models", "FlashInfer is required
+            # for ...", "xformers is not available for ..."): the attention backend, in any
+            # exception; a GPU generation refused by the kernel itself ("FlashAttention only
+            # supports Ampere GPUs or newer") is kernel-unsupported-arch's
+            Family(
+                ("NotImplementedError", "ValueError", "RuntimeError", "AssertionError"),
+                words=_ATTENTION_IMPLS,
+                and_words=(
+                    "requires",
+                    "required",
+                    "needs",
+                    "must be enabled",
+                    "not supported",
+                    "unsupported",
+                    "is not available",
+                    "not compiled",
+                ),
+                unless=_GPU_GENERATIONS,
+            ),
         ),
         # a CUDA error raised in an attention kernel's own source, refusing its launch: a
         # kernel built for another GPU generation (FA3 is Hopper-only) or shape
@@ -462,6 +577,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + "|".join(re.escape(k) for k in code.ATTENTION_KERNEL_SOURCES)
                 + r")).*)",
             ),
+            # an attention kernel's own check of the head dimension against the sizes it was
+            # written for (SGLang's Triton kernels "assert Lq in {16, 32, 64, 128, 256, 576}",
+            # flash-attn's "only supports head dimension at most 256", "head_dim must be one of")
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError|RuntimeError|NotImplementedError): (?P<msg>(?:assert )?\(?(?:Lq|Lk|Lv|head_?dim|head_size|qk_head_dim|v_head_dim|HEAD_DIM|BLOCK_DMODEL)\)? (?:not )?in [\[{(].*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:\b(?:[Hh]ead dimension|head_?dim|[Hh]ead size|head_size)s?\b.{0,80}?\b(?:only supports?|is not supported|are not supported|not supported|must be one of|should be one of|must be in|must be <=|must be at most|must be a multiple of)\b|\b(?:only supports?|does not support|doesn't support|not supported for) (?:a |the )?(?:[Hh]ead dimension|head_?dim|[Hh]ead size|head_size)s?\b).*)",
+            ),
             # the engine's backend selector found none that fits this GPU and model (vLLM's
             # "No valid attention backend found for cuda… Reasons: {…}", any casing)
             pat(
@@ -495,10 +620,6 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
-            ),
-            # a CUDA library of one major version missing: the package was built for another CUDA
-            pat(
-                r"^(?:-\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>lib(?:nvrtc|cudart|cublas|cublasLt|cudnn|cusparse|cufft|curand|cusolver|nvJitLink|nccl|cuda(?!\.so\.1\b))[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
@@ -561,6 +682,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 ("RuntimeError", "OSError", "ValueError"),
                 words=("No module named '", "cannot import name '"),
             ),
+            # the dynamic loader missing a shared library, raised as an OSError (ctypes' CDLL,
+            # torch.ops.load_library) rather than an ImportError; the NVIDIA driver's own
+            # libraries are gpu-unavailable's
+            Family(
+                ("OSError",),
+                words=("cannot open shared object file",),
+                unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
+            ),
         ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
@@ -575,6 +704,16 @@ STARTUP_RULES: tuple[Rule, ...] = (
             '("undefined symbol", "cannot open shared object file").'
         ),
         patterns=(
+            # a library of the CUDA runtime/toolkit of one major version that the loader cannot
+            # find (libnvrtc.so.12, libcudart.so.11.0, libcublasLt.so.13, ...), whoever needs it
+            # (sgl_kernel, flashinfer, torch, a llama.cpp wheel): a missing shared library is an
+            # import failure (not the NVIDIA driver's own libcuda.so.1 / libnvidia-ml.so.1, that
+            # is gpu-unavailable); the fix names both remedies (enrich)
+            pat(
+                r"^(?:[-*]\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError|RuntimeError): (?:.{0,200}?: )?(?P<msg>(?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+            ),
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
             ),
@@ -589,10 +728,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 + r"(?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
             ),
             pat(_EXC + r"(?P<exc>ImportError): " + _NOT_DRIVER_LIB + r"(?P<msg>.+)"),
+            # sgl_kernel's loader gave up: a fallback, so that the cause it lists under it (a
+            # missing CUDA library, an undefined symbol) names the diagnosis when logged
             pat(
                 r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
                 module="sgl_kernel",
                 critical="1",
+                role=FALLBACK,
             ),
             pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
             # an import that failed, told in a wrapper's own words with Python's ("Encountered
@@ -885,7 +1027,21 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family(
                 ("HTTPError", "OSError"),
                 words=_HUB_REFUSED,
-                and_words=("huggingface.co", "hf.co", "gated repo", "Hugging Face"),
+                and_words=(
+                    "huggingface.co",
+                    "hf.co",
+                    "hf-mirror.com",
+                    "gated repo",
+                    "Hugging Face",
+                ),
+            ),
+            # ... or when it was raised under the Hub's client (huggingface_hub's
+            # hf_raise_for_status re-raising requests'/httpx's 401/403, whatever the message)
+            Family(
+                ("HTTPError", "HTTPStatusError", "HfHubHTTPError", "OSError"),
+                words=_HUB_REFUSED,
+                frames=code.HUB_CLIENT_PACKAGES,
+                both=True,
             ),
         ),
         title="the Hugging Face repo is gated or needs a token",
@@ -904,30 +1060,38 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:Repo model|Access to model) (?P<repo>[\w.-]+/[\w.-]+) is (?:gated|restricted).*)",
             ),
+            # the same refusals with the URL or repo id cut or redacted by whoever posted the
+            # log ("Cannot access gated repo for url https://huggingface.co/ ...", "Access to
+            # model {model_id} is restricted"), and huggingface_hub's own sentence for it
+            # (errors.py: "... You must have access to it and be authenticated to access it.")
+            pat(
+                r"(?P<msg>.*(?:\bCannot access gated repo\b|\b(?:Repo model|Access to model) \S{1,300} is (?:gated|restricted)\b|[Yy]ou must (?:have access to it and )?be authenticated to access it).*)",
+            ),
             pat(
                 _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
             ),
             pat(
-                r"(?P<msg>.*\b(?:401|403) Client Error.*huggingface\.co/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"(?P<msg>.*\b(?:401|403) Client Error.*(?:huggingface\.co|hf-mirror\.com)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*)",
             ),
-            # the Hub refused (401/403) a request from any client, in its own words: Rust's
+            # the Hub (or hf-mirror.com, the mirror HF_ENDPOINT often names) refused (401/403)
+            # a request from any client, in its own words: Rust's
             # hf-hub "Status(403, Response[... url: https://huggingface.co/...])", httpx's
             # "Client error '401 Unauthorized' for url 'https://huggingface.co/...'",
             # "HTTP Error 403: Forbidden ... huggingface.co/...", Node's "status code 401"
             pat(
-                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co|hf-mirror\.com)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*)",
-                ("huggingface.co", "hf.co"),
+                ("huggingface.co", "hf.co", "hf-mirror.com"),
             ),
             # the same, the URL first: "<url>: status code 403", "<url> (HTTP status 401)"
             pat(
-                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co|hf-mirror\.com)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
                 + _NOT_A_FILE
                 + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
-                ("huggingface.co", "hf.co"),
+                ("huggingface.co", "hf.co", "hf-mirror.com"),
             ),
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
@@ -1026,7 +1190,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
             ),
             pat(
-                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b|hf-mirror\.com)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
             ),
         ),
         preflight_rule="model-path-hub",
@@ -1463,6 +1627,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed|nvrtc: error|NVRTC compilation failed|NVRTC_ERROR_\w+).*)",
             ),
+            # a compiler's (or ninja's) exit status in subprocess' words, whoever quotes it:
+            # Triton building its launcher (cuda_utils.c / hip_utils.c) with gcc, a JIT's nvcc or
+            # ninja, even inside SGLang's notice that it ignored a model module's import error,
+            # where the failed build hides the model's module (the first quoted command only)
+            pat(
+                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\s]*/)?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx)(?:-\d+)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
+            ),
             # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
             # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
             pat(
@@ -1478,6 +1649,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
             # not from the corpus: Triton without a host compiler (it builds its launcher in C)
             "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+            # not from the corpus: subprocess' words for a JIT's compiler exit status
+            "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/nvcc', '-c', 'kernel.cu', '-o', 'kernel.o']' returned non-zero exit status 2.",
         ),
     ),
     Rule(
@@ -1752,11 +1925,10 @@ STARTUP_RULES: tuple[Rule, ...] = (
     Rule(
         id="cuda-graph-capture-failed",
         families=(
-            # CUDA refused an operation during stream capture, whatever raised it
-            Family(
-                ("RuntimeError", "AcceleratorError", "CudaError"),
-                words=_CAPTURE_REFUSED,
-            ),
+            # CUDA refused an operation during stream capture, whatever raised it or wraps it
+            # (torch.compile's InternalTorchDynamoError/BackendCompilerFailed carry the
+            # RuntimeError's words)
+            Family((), words=_CAPTURE_REFUSED),
         ),
         signals=(Signal(("cuda",), words=_CAPTURE_REFUSED),),
         title="CUDA graph capture failed",

@@ -12,12 +12,16 @@ __all__ = [
     "ATTENTION_KERNEL_SOURCES",
     "ATTENTION_PACKAGES",
     "BUILD_PACKAGES",
+    "DETOKENIZER_MODULES",
     "DISTRIBUTED_PACKAGES",
     "DRAFT_FRAMES",
     "DRAFT_PACKAGES",
     "DRAFT_STEP",
+    "HUB_CLIENT_PACKAGES",
     "MODEL_REGISTRY",
+    "SERVING_FUNCTIONS",
     "SERVING_LOOP",
+    "SERVING_MODULES",
     "SPEC_ARGS_FRAMES",
     "SPEC_ARGS_PACKAGES",
     "TRITON_COMPILE_STAGES",
@@ -50,10 +54,63 @@ SERVING_LOOP = (
     r"in run_event_loop\b|scheduler_components/batch_result_processor\.py"
 )
 
+# the functions of the scheduler's serving loop and of what it calls on every iteration
+# (managers/scheduler.py and its mixins, 0.4.x to 0.5.2x): an exception raised below one of them
+# was raised while serving, never at start-up (Scheduler.__init__ and the model runner's set-up
+# call none of them)
+SERVING_FUNCTIONS = (
+    "event_loop_normal",
+    "event_loop_overlap",
+    "event_loop_pp",
+    "event_loop_normal_disagg_prefill",
+    "event_loop_overlap_disagg_prefill",
+    "event_loop_normal_disagg_decode",
+    "event_loop_overlap_disagg_decode",
+    "run_event_loop",
+    "dispatch_event_loop",
+    "recv_requests",
+    "process_input_requests",
+    "handle_generate_request",
+    "handle_embedding_request",
+    "get_next_batch_to_run",
+    "get_new_batch_prefill",
+    "update_running_batch",
+    "run_batch",
+    "process_batch_result",
+    "process_batch_result_prefill",
+    "process_batch_result_decode",
+    "move_ready_grammar_requests",
+    "on_idle",
+    "self_check_during_idle",
+    "check_memory",
+    "stream_output",
+)
+# SGLang's modules that run only while serving: the scheduler components that process a
+# batch's results, stream its output, take requests in and check the pools between batches
+SERVING_MODULES = (
+    "sglang/srt/managers/scheduler_output_processor_mixin",
+    "sglang/srt/managers/scheduler_components/batch_result_processor",
+    "sglang/srt/managers/scheduler_components/logprob_result_processor",
+    "sglang/srt/managers/scheduler_components/beam_",
+    "sglang/srt/managers/scheduler_components/output_streamer",
+    "sglang/srt/managers/scheduler_components/output_sender",
+    "sglang/srt/managers/scheduler_components/request_receiver",
+    "sglang/srt/managers/scheduler_components/invariant_checker",
+    "sglang/srt/managers/scheduler_components/pool_stats_observer",
+)
+
+# the detokenizer's own process (managers/detokenizer_manager.py, multi_detokenizer_mixin.py)
+DETOKENIZER_MODULES = (
+    "sglang/srt/managers/detokenizer_manager",
+    "sglang/srt/managers/multi_detokenizer",
+)
+
 # module paths (under site-packages) whose frames put an exception in a family
 DRAFT_PACKAGES = ("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft")
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
 MODEL_REGISTRY = ("sglang/srt/models/registry", "sglang/srt/model_loader/utils")
+# the Hugging Face Hub's clients: an HTTP error raised under them is the Hub's answer
+HUB_CLIENT_PACKAGES = ("huggingface_hub/", "transformers/utils/hub")
 DISTRIBUTED_PACKAGES = ("torch/distributed/", "sglang/srt/distributed/")
 # the builders of kernels compiled on the box at start-up: a CalledProcessError (the compiler's
 # exit status) raised under one of these is a JIT build failure, whatever the compiler printed
