@@ -777,7 +777,7 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # container without the NVIDIA runtime ("Failed to initialize NVML: could not load
             # NVML library", "Failed to initialize NVML: Unknown Error", "NVML_ERROR_…")
             pat(
-                r"(?P<msg>.*(?:could not load NVML library|Failed to (?:initialize|start) NVML\b|Failed to start nvml\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
+                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
                 fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
             ),
             pat(
