@@ -63,6 +63,11 @@ WORDINGS: list[tuple[str, str]] = [
     ),
     ("Killed", "host-oom-killed"),
     (
+        "ERROR 12-03 10:00:01 [core.py:700] [3/7] /opt/rocm/bin/hipcc -c prefill.hip -o "
+        "prefill.o --offload-arch=gfx942",
+        "jit-build-failed",
+    ),
+    (
         "zsh: killed     python3 -m sglang.launch_server --model-path /models/kimi",
         "host-oom-killed",
     ),
@@ -92,6 +97,11 @@ LOOKALIKES: list[tuple[str, str]] = [
     (
         'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
         "ValueError: bad config\nKilled",
+        "unknown",
+    ),
+    # a compiler step at INFO level is a build going on, not one that failed
+    (
+        "INFO 12-03 10:00:01 [jit.py:80] [3/7] /usr/local/cuda/bin/nvcc -c prefill.cu -o prefill.o",
         "unknown",
     ),
     # a word "Killed" inside a sentence is no shell report

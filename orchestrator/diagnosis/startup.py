@@ -1496,7 +1496,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family((), site_functions=code.TRITON_COMPILE_STAGES),
         ),
         # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
-        signals=(Signal(("compiler",), words=("error",)),),
+        signals=(
+            Signal(("compiler",), words=("error",)),
+            # a build step's compiler command logged at error level (a JIT builder's ninja
+            # output re-raised line by line: "ERROR … [1/11] /usr/local/cuda/bin/nvcc …"): the
+            # build failed even when the log was cut before the compiler's own error
+            Signal(("error-level",), words=("bin/nvcc ", "bin/hipcc "), and_words=("] ",)),
+        ),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
         fix="{fixhint}",
