@@ -617,7 +617,9 @@ def _classify(
     matches, echoes, errorish = _find_matches(entries, candidates, deadline)
 
     syn = _synthetic(systemd_result, exit_status, timed_out)
-    explained = {c for m in matches if m.role == R.CAUSE for c in m.rule.explains}
+    explained = {
+        c for m in matches if m.role == R.CAUSE for c in (*m.rule.explains, *m.pat.explains)
+    }
     if syn is not None and syn[1] == R.CAUSE:
         explained |= set(syn[0].explains)
     matches = [m for m in matches if m.rule.id not in explained]

@@ -70,6 +70,10 @@ class Pat:
     # healthy server also prints now and then, such as SGLang's KV-cache retraction)
     min_count: int = 1
     derived: bool = True
+    # categories this pattern's match explains (dropped, as a rule's `explains` drops them),
+    # for a pattern that names the cause of another rule's error only by itself: NCCL's
+    # "Failed to CUDA calloc N bytes" under its "unhandled cuda error" is the GPU's OOM
+    explains: tuple[str, ...] = ()
 
 
 # The shortest literal a derived keyword may be: shorter ones ("at", "E") hold in most lines and
@@ -150,6 +154,7 @@ def pat(
     flags: int = 0,
     origin: str | None = None,
     min_count: int = 1,
+    explains: tuple[str, ...] = (),
     **detail: str,
 ) -> Pat:
     derived = literals(regex, flags)
@@ -177,6 +182,7 @@ def pat(
         origin=re.compile(origin) if origin is not None else None,
         min_count=min_count,
         derived=derived is not None,
+        explains=explains,
     )
 
 

@@ -75,6 +75,7 @@ _DEVICE_OOM_CODES = (
     "HIPBLAS_STATUS_ALLOC_FAILED",
     "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
     "ACL_ERROR_RT_MEMORY_ALLOCATION",
+    "CUDA_ERROR_OUT_OF_MEMORY",
 )
 # this host's own addresses as a URL or requests' host= names them (loopback, the wildcard)
 _LOOPBACK = r"(?:0\.0\.0\.0|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1?\])"
@@ -793,6 +794,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
                     "Error 804",
                     "forward compatibility",
                     "InsufficientDriver",
+                    "not supported in the installed CUDA driver",
+                    "CallRequiresNewerDriver",
                 ),
             ),
         ),
@@ -824,6 +827,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
             ),
+            # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): a library built with a newer
+            # toolkit calls an entry point this driver lacks (NCCL's "Cuda failure 'API call
+            # is not supported in the installed CUDA driver'"); what fails after it (NCCL's
+            # collectives, "invalid device ordinal") is its consequence
+            pat(
+                r"(?P<msg>.*(?:API call is not supported in the installed CUDA driver|\bcudaErrorCallRequiresNewerDriver\b|\bCUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER\b).*)",
+                explains=("nccl-error", "gpu-unavailable"),
+            ),
         ),
         preflight_rule=None,
         defaults={"msg": "?", "found": ""},
@@ -833,6 +844,8 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 804: forward compatibility was attempted on non supported HW",
             # not from the corpus: the runtime's enum name, as a C++ wrapper prints it
             "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
+            # not from the corpus: the same status as torch raises it
+            "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver",
         ),
     ),
     Rule(
@@ -901,6 +914,14 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:\b(?P<lib>lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?)(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
                 fixhint="the NVIDIA driver's libraries (libcuda.so.1, libnvidia-ml.so.1) are not visible to the service: install the driver on the host, or in a container start it with the NVIDIA runtime (`--gpus all` / the device plugin) so they are mounted in",
             ),
+            # NVML (the driver's management library) not loadable or not initialisable: the
+            # device plugin's, nvidia-smi's, pynvml's and go-nvml's words for no driver or a
+            # container without the NVIDIA runtime ("Failed to initialize NVML: could not load
+            # NVML library", "Failed to initialize NVML: Unknown Error", "NVML_ERROR_…")
+            pat(
+                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
+                fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
+            ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
@@ -923,6 +944,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
             # the driver's libraries absent (a container without the NVIDIA runtime)
             "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
             "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+            # not from the corpus: nvidia-smi in a container whose device cgroup lost the GPUs
+            "Failed to initialize NVML: Unknown Error",
+            "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
         ),
     ),
@@ -985,6 +1009,12 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:PyTorch no longer supports this GPU because it is too old|too old to be supported by the triton GPU compiler).*)",
             ),
+            # a GPU generation as the floor, in any project's words: "FlashAttention only
+            # supports Ampere GPUs or newer.", "requires Hopper GPUs or later", "only supported
+            # on sm90 and above"
+            pat(
+                r"(?P<msg>.*(?:only supports?|only supported on|requires?|needs?) (?:NVIDIA |AMD )?(?P<gen>Volta|Turing|Ampere|Ada(?: Lovelace)?|Hopper|Blackwell|sm_?\d{2,3}a?|CDNA ?\d|MI\d{3}\w?|gfx\d{3,4}\w?)(?: \(?sm_?\d+\)?)?(?: GPUs?| architectures?| devices?)? (?:or|and) (?:newer|later|above|higher)\b.*)",
+            ),
             # a capability floor as a number: "Minimum capability: 89. Current capability: 86."
             # (vLLM's quantisation check), "compute capability >= 7.0"
             pat(
@@ -1016,6 +1046,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
             # not from the corpus: a Compute Capability floor in another project's words
             "ValueError: Marlin FP8 kernels need a GPU with compute capability 8.0 or newer; this GPU has 7.5",
+            # not from the corpus: a generation as the floor (FA3's, DeepGEMM's wordings)
+            "RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer.",
+            "AssertionError: DeepGEMM requires sm90 or above",
         ),
     ),
     Rule(
@@ -1490,10 +1523,29 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 "port-in-use", anywhere=True, fields={"ports": r"(?:.*?nccl_port=(?P<port>\d+))?.*"}
             ),
             pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)"),
+            # c10d's TCPStore (its warning per address; its give-up line names no errno, and
+            # errno 13 there is a privileged port, not a taken one), Go's and Node's net errors: a bind/listen on host:port refused with
+            # EADDRINUSE ("failed to bind to 0.0.0.0:1034 (errno: 98 - Address already in
+            # use)", "listen tcp :8080: bind: address already in use", "listen EADDRINUSE:
+            # address already in use :::3000")
+            pat(
+                r"(?P<msg>.*?\b(?:bind|listen)\b[^:\n]{0,40}?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(?P<port>\d{2,5})\b.{0,80}?(?:[Aa]ddress already in use|EADDRINUSE|errno: (?:98|48|10048)\b).*)",
+            ),
+            pat(
+                r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
+            ),
+            # a server that scans for a free port and finds none (gradio's launch())
+            pat(
+                r"(?P<msg>.*Cannot find empty port in range: (?P<port>\d+)-\d+.*)",
+            ),
         ),
         preflight_rule=None,
         defaults={"port": "?", "msg": "?"},
         examples=(
+            # not from the corpus: Go's net package, Node's, gradio's own scan
+            "listen tcp 0.0.0.0:8080: bind: address already in use",
+            "Error: listen EADDRINUSE: address already in use :::3000",
+            "OSError: Cannot find empty port in range: 7861-7861. You can specify a different port by setting the GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
             "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
             # not from the corpus: Windows' WSAEADDRINUSE as Python's asyncio prints it
@@ -1608,7 +1660,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             Family((), site_functions=code.TRITON_COMPILE_STAGES),
         ),
         # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
-        signals=(Signal(("compiler",), words=("error",)),),
+        signals=(
+            Signal(("compiler",), words=("error",)),
+            # a build step's compiler command logged at error level (a JIT builder's ninja
+            # output re-raised line by line: "ERROR … [1/11] /usr/local/cuda/bin/nvcc …"): the
+            # build failed even when the log was cut before the compiler's own error
+            Signal(("error-level",), words=("bin/nvcc ", "bin/hipcc "), and_words=("] ",)),
+        ),
         title="a kernel compiled at start-up (JIT) failed to build",
         summary="a kernel SGLang compiles at start-up failed to build: {msg}",
         fix="{fixhint}",
@@ -1731,6 +1789,20 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 role=HINT,
                 summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
+            # the shell's report of a SIGKILLed foreground command: bash's "Killed" on its own
+            # line or after a progress bar's \r (no newline: "Loading checkpoint shards:  38%|…|
+            # 3/8 [00:02<00:03]Killed"), macOS's "Killed: 9", bash's job line "line 1: 4242
+            # Killed  python …", zsh's "zsh: killed  python …"
+            pat(
+                r"\A(?P<msg>(?:.*[\]|])?\s*Killed(?:: 9)?)\s*\Z",
+                role=HINT,
+                summary="the shell reports the process was killed (SIGKILL) with no error logged before it: the usual sender is the kernel OOM killer, out of host RAM while loading (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            pat(
+                r"\A(?P<msg>.*?(?:\b\d+ Killed|zsh: killed)\s+\S.*)",
+                role=HINT,
+                summary="the shell reports the process was killed (SIGKILL) with no error logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
             pat(
                 r"Main process exited, code=killed, status=(?P<sig>9/KILL)",
                 role=HINT,
@@ -1750,6 +1822,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "sglang-kimi.service: A process of this unit has been killed by the OOM killer.",
             "sglang-kimi.service: Failed with result 'oom-kill'.",
             "Out of memory: Killed process 48213 (sglang::schedul) total-vm:912345678kB, anon-rss:201234567kB, file-rss:0kB, shmem-rss:0kB, UID:998 pgtables:401234kB oom_score_adj:0",
+            # not from the corpus: the shell's words for the SIGKILL
+            "Loading safetensors checkpoint shards:  41% Completed | 7/17 [00:31<00:44,  3.42s/it]Killed",
+            "run.sh: line 3: 48213 Killed                  python3 -m sglang.launch_server --model-path /models/kimi",
         ),
     ),
     Rule(
@@ -1768,6 +1843,13 @@ STARTUP_RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:posix_fallocate failed: No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
                 fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
+            ),
+            # a shared-memory request larger than the /dev/shm there is (Ray's object store:
+            # "System memory request exceeds memory available in /dev/shm"), or the advice to
+            # enlarge it that a runtime prints with its failure
+            pat(
+                r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
+                fixhint="/dev/shm is smaller than the server's shared memory needs (Ray's object store, NCCL, torch): give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
             ),
             pat(
                 _EXC
@@ -1793,6 +1875,9 @@ STARTUP_RULES: tuple[Rule, ...] = (
             "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device",
             # not from the corpus: torch's CPU allocator refusing
             "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)",
+            # not from the corpus: torch's DataLoader worker on a container's 64 MB /dev/shm
+            "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
         ),
     ),
     Rule(
@@ -1841,6 +1926,22 @@ STARTUP_RULES: tuple[Rule, ...] = (
                 r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP)(?: driver)? error: out of memory.*|(?:cuda|hip)Malloc\w{0,12} failed: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
                 summary="GPU out of memory: {msg}",
             ),
+            # a runtime's "out of memory" status in a native engine's own log words: CUDA's
+            # error 2 (cudaErrorMemoryAllocation) as llama.cpp/ggml prints it ("CUDA error 2
+            # at ggml-cuda.cu:7949: out of memory"), TurboMind's "CUDA runtime error: out of
+            # memory", HIP's the same; NCCL's device buffer refused ("Failed to CUDA calloc
+            # 67108864 bytes": the memory fraction left nothing for NCCL)
+            pat(
+                r"(?P<msg>.*?\b(?:CUDA|HIP|cuda|hip|ROCm)(?: runtime| driver| API)? error(?: \d+)?(?: at \S+)?: out of memory.*)",
+                summary="GPU out of memory: {msg}",
+            ),
+            pat(
+                r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
+                summary="GPU out of memory (NCCL could not allocate {tried} bytes on the device): {msg}",
+                fix="the memory SGLang reserves (--mem-fraction-static) leaves NCCL no room for its buffers: lower --mem-fraction-static (e.g. 0.95 -> 0.88) and check no other process uses the GPUs (`nvidia-smi`)",
+                # NCCL's own detail of its "unhandled cuda error": the NCCL error is this OOM
+                explains=("nccl-error",),
+            ),
             *said(
                 "not-enough-memory",
                 anywhere=True,
@@ -1874,6 +1975,11 @@ STARTUP_RULES: tuple[Rule, ...] = (
             + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),
             # not from the corpus: ROCm's HIP allocator, the same torch message
             "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.50 GiB. GPU 5 has a total capacity of 191.98 GiB of which 2.12 GiB is free.",
+            # not from the corpus: llama.cpp's newer wording, and HIP's through ggml
+            "CUDA error: out of memory\n  current device: 1, in function ggml_cuda_pool_malloc at ggml-cuda.cu:402",
+            "ggml_cuda_compute_forward: HIP error 2 at ggml-cuda.cu:2311: out of memory",
+            # not from the corpus: NCCL's device allocation, the malloc form (alloc.h)
+            "misc/alloc.h:134 NCCL WARN Failed to CUDA malloc 33554432 bytes",
         ),
     ),
     Rule(
