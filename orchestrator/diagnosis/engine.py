@@ -276,7 +276,7 @@ def _evidence(entries: Sequence[JournalEntry], m: _Match) -> list[JournalEntry]:
     picked: list[int] = []
     if m.block:
         picked.append(m.block[0])  # "Traceback (most recent call last):" (or its wrapper)
-        # frames matching the rule's context (e.g. `in _handle_eagle_family`), then the tail
+        # frames matching the rule's context (e.g. the SGLang function that raised), then the tail
         ctx_lines = [
             j
             for j in m.block[1:]
@@ -704,8 +704,9 @@ def _release_detail(release: Release | None) -> dict[str, str]:
 
         def either(key: str) -> str:
             names = list(dict.fromkeys(r.graph_flags[key] for r in releases))
+            since = releases[0].graph_flags_since or releases[0].version
             return names[0] + (
-                f" ({' or '.join(names[1:])} before SGLang 0.5.20)" if names[1:] else ""
+                f" ({' or '.join(names[1:])} before SGLang {since})" if names[1:] else ""
             )
 
         return {

@@ -1,11 +1,11 @@
 """The start-up rules, as data: what SGLang / PyTorch / NCCL / CUDA / systemd print
 when a start fails, which category that is, and the fix.
 
-Read off sglang 0.5.23 (arg_groups/speculative_hook.py, arg_groups/overrides.py,
-entrypoints/engine.py, managers/scheduler.py, model_executor/pool_configurator.py,
-model_executor/runner_backend_utils, model_loader/weight_utils.py, layers/linear.py,
-models/kimi_k25_eagle3.py, utils/common.py, utils/network.py) and from what PyTorch, NCCL,
-huggingface_hub, uvicorn, the kernel and systemd print.
+Read off the newest SGLang release's source (its argument hooks, engine entry point,
+scheduler, memory-pool sizing, model runner, weight loader, linear layers, an EAGLE-3 draft
+model, its utilities; `orchestrator.sglang` records the release, its messages and frames, and
+`orchestrator.sglang.code` the files) and from what PyTorch, NCCL, huggingface_hub, uvicorn,
+the kernel and systemd print.
 
 Roles are documented in `orchestrator.diagnosis.model`; how the cause is chosen in
 `orchestrator.diagnosis.engine`.

@@ -112,7 +112,7 @@ RULES: tuple[Rule, ...] = (
         enrich=_enrich_warmup,
         examples=(
             under(
-                ".../sglang/srt/entrypoints/http_server.py",
+                f".../{code.EXAMPLE_FILES['http-server']}",
                 "_execute_server_warmup",
                 "AssertionError: res=<Response [502]>, res.text=''",
             ),

@@ -57,6 +57,19 @@ _NEED_STEPS_SOURCES = "|".join(
     )
 )
 
+# The newest release's frame first; the older releases' where it differs (the docs).
+_NEED_STEPS_NEWEST = sglang.NEWEST.frame("spec-need-steps")
+_NEED_STEPS_OLDER = tuple(f for f in _NEED_STEPS_FRAMES if f.where != _NEED_STEPS_NEWEST.where)
+_STEPS_NEED_TOPK = sglang.NEWEST.frame("spec-steps-need-topk")
+# where SGLang keeps its LoRA layers, as the docs name it
+_LORA_PACKAGE = code.EXAMPLE_FILES["lora-layers"].removeprefix("sglang/").rpartition("/")[0] + "/"
+
+
+def _short(file: str) -> str:
+    """A file of SGLang's as its docs name it: under `srt/`, without that prefix."""
+    return file.removeprefix("srt/")
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="spec-params-need-num-steps",
@@ -64,10 +77,11 @@ RULES: tuple[Rule, ...] = (
         summary="speculative_num_steps is unset while top-k or draft tokens are set (bare AssertionError in SGLang's EAGLE argument handling)",
         fix="set --speculative-num-steps (and keep the three consistent) or drop both",
         doc=(
-            "SGLang 0.5.23 auto-chooses (num_steps, eagle_topk, num_draft_tokens) when "
+            f"SGLang {sglang.NEWEST.version} auto-chooses (num_steps, eagle_topk, num_draft_tokens) when "
             "--speculative-num-steps is unset, and first asserts that the other two are unset "
-            "too (arg_groups/speculative_hook.py, `_handle_eagle_family`; `server_args.py "
-            "_handle_speculative_decoding` in older releases). The assertion has no message: "
+            f"too ({_short(_NEED_STEPS_NEWEST.file)}, `{_NEED_STEPS_NEWEST.function}`; "
+            + "; ".join(f"`{_short(f.file)} {f.function}`" for f in _NEED_STEPS_OLDER)
+            + " in older releases). The assertion has no message: "
             "the log shows a bare `AssertionError` under that frame."
         ),
         patterns=(
@@ -128,8 +142,7 @@ RULES: tuple[Rule, ...] = (
         fix="change the speculative settings named in the message; `deploy validate` runs the same checks before a start",
         doc=(
             "A ValueError / TypeError / NotImplementedError raised while SGLang resolves the "
-            "speculative arguments (arg_groups/speculative_hook.py, speculative/spec_info.py, "
-            "arg_groups/overrides.py)."
+            "speculative arguments (" + ", ".join(_short(f) for f in code.SPEC_ARGS_FILES) + ")."
         ),
         patterns=(
             *said(
@@ -198,8 +211,8 @@ RULES: tuple[Rule, ...] = (
         },
         examples=(
             under(
-                ".../sglang/srt/arg_groups/speculative_hook.py",
-                "_handle_eagle_family",
+                f".../sglang/{_STEPS_NEED_TOPK.file}",
+                _STEPS_NEED_TOPK.function,
                 example("spec-steps-need-topk"),
             ),
             example(
@@ -211,7 +224,7 @@ RULES: tuple[Rule, ...] = (
             # the family, in words no pattern lists: a model's argument hook refusing an
             # algorithm, vLLM's speculative config check
             under(
-                ".../sglang/srt/arg_groups/some_model_hook.py",
+                f".../{code.EXAMPLE_FILES['model-hook']}",
                 "apply_model_defaults",
                 "AssertionError: speculative_algorithm NGRAM cannot be used with this model",
             ),
@@ -290,7 +303,7 @@ RULES: tuple[Rule, ...] = (
         preflight_rule="drafter-hidden-size",
         defaults={"msg": "?"},
         examples=(
-            '  File ".../sglang/srt/models/llama_eagle3.py", line 373, in load_weights\n'
+            f'  File ".../{code.EXAMPLE_FILES["llama-eagle3"]}", line 373, in load_weights\n'
             + example(
                 "weight-shape-mismatch",
                 got="torch.Size([6144, 8192])",
@@ -480,7 +493,7 @@ RULES: tuple[Rule, ...] = (
         doc=(
             "With LoRA adapters SGLang wraps the model's layers with LoRA layers at start-up; "
             "for layer types it does not support (fused MoE experts in some releases) this fails "
-            "inside srt/lora/ with an AttributeError or NotImplementedError."
+            f"inside {_LORA_PACKAGE} with an AttributeError or NotImplementedError."
         ),
         patterns=(
             pat(
@@ -492,7 +505,7 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?"},
         examples=(
             under(
-                ".../sglang/srt/lora/layers.py",
+                f".../{code.EXAMPLE_FILES['lora-layers']}",
                 "__init__",
                 "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
             ),
