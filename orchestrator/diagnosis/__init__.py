@@ -21,6 +21,7 @@ Stages (one module each):
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -65,7 +66,5 @@ _HOME = {
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
     module = importlib.import_module(f"{__name__}.{_HOME.get(name, 'engine')}")
     return getattr(module, name)

@@ -20,6 +20,7 @@ import functools
 import json
 import re
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -734,8 +735,6 @@ def _run_capped(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
     """subprocess.run(argv) with stdout read through `read_capped`; stderr goes to a temporary
     file (a full stderr pipe could stall journalctl while stdout is read), its first 64 KiB
     kept."""
-    import tempfile
-
     with (
         tempfile.TemporaryFile() as errf,
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errf) as p,

@@ -37,6 +37,8 @@ specific start-up rule such as cuda-oom wins the same line).
 
 from __future__ import annotations
 
+import re
+
 from orchestrator import sglang
 from orchestrator.diagnosis import xid_codes
 from orchestrator.diagnosis.model import (
@@ -137,10 +139,6 @@ _XID_DEFAULTS = {"pci": "?", "code": "?", "xname": "a GPU fault", "meaning": "?"
 
 def _said_context(mid: str) -> str:
     """A context regex for an SGLang message's fixed words (its longest literal stretch)."""
-    import re
-
-    from orchestrator import sglang
-
     return "|".join(re.escape(m.keyword().strip()) for m in sglang.all_messages(mid))
 
 

@@ -35,7 +35,10 @@ __all__ = ["RULES"]
 
 
 def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
-    """spec-params-need-num-steps: the words come from preflight (rules/speculative.py)."""
+    """spec-params-need-num-steps: the words come from preflight (rules/speculative.py).
+
+    Imported here, not at the top: `orchestrator.preflight` (its rules, profiles) costs
+    ~250-470 ms on top of the classifier's own ~500 ms, and only this fix text needs it."""
     from orchestrator.preflight.rules.speculative import need_steps_explanation
 
     return need_steps_explanation(dict(flags))
