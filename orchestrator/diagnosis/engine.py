@@ -587,18 +587,7 @@ def _diagnose_signal(
     _note_port(detail, text)
     _enrich(rule, detail, entries, index)
     summary = _fmt(signal.summary or (rule.title + " ({msg})"), detail)
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=[entries[index]],
-        fix=_fmt(rule.fix, detail),
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=signal.role,
-    )
+    return _rule_answer(rule, detail, summary, [entries[index]], matches, signal.role)
 
 
 _PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b")
@@ -654,17 +643,13 @@ def _diagnose_family(
         detail,
     )
     picked = [f.index for f in raised.frames[-3:]] + [raised.index]
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=[entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
-        fix=_fmt(rule.fix, detail),
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=R.CAUSE,
+    return _rule_answer(
+        rule,
+        detail,
+        summary,
+        [entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
+        matches,
+        R.CAUSE,
     )
 
 
@@ -685,6 +670,33 @@ def _synthetic(
     rule = R.rule(name)
     assert rule is not None
     return rule, role or rule.role
+
+
+def _rule_answer(
+    rule: R.Rule,
+    detail: dict[str, str],
+    summary: str,
+    evidence: list[JournalEntry],
+    matches: Sequence[_Match],
+    role: str,
+    *,
+    fix: str | None = None,
+    preflight_rule: str | None = None,
+) -> Diagnosis:
+    """A rule's answer: its fix (the rule's template over `detail` unless given), doc, title,
+    preflight twin (a pattern's own first) and the other categories the log showed."""
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=evidence,
+        fix=_fmt(rule.fix, detail) if fix is None else fix,
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=preflight_rule or rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=role,
+    )
 
 
 def _also(matches: Sequence[_Match], category: str) -> list[str]:
@@ -749,17 +761,15 @@ def _diagnose(
         fix = _fmt(p.fix or rule.fix, detail)
     if winner.role == R.HINT and p.summary is None:
         summary += " (inferred)"
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=_evidence(entries, winner),
+    return _rule_answer(
+        rule,
+        detail,
+        summary,
+        _evidence(entries, winner),
+        matches,
+        winner.role,
         fix=fix,
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=p.preflight or rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=winner.role,
+        preflight_rule=p.preflight,
     )
 
 
@@ -799,18 +809,7 @@ def _diagnose_synthetic(
     evidence = _evidence(entries, own[0]) if own else []
     if not evidence and entries:
         evidence = [entries[-1]]
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=evidence,
-        fix=_fmt(rule.fix, detail),
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=role,
-    )
+    return _rule_answer(rule, detail, summary, evidence, matches, role)
 
 
 def classify_text(text: str, **kw: Any) -> Diagnosis:
