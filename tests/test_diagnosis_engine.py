@@ -3,13 +3,15 @@ input line costs more than linear time, and a classification never outlives its 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 import pytest
 
+from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
-from orchestrator.diagnosis import classify, classify_text, journal
+from orchestrator.diagnosis import classify, classify_text, engine, journal
 from orchestrator.diagnosis.journal import JournalEntry
 from orchestrator.diagnosis.model import linear
 from orchestrator.diagnosis.startup import STARTUP_ORDER, STARTUP_RULES
@@ -701,3 +703,15 @@ def test_group_a_families_catch_new_wordings(log: str, category: str) -> None:
 def test_group_a_families_do_not_claim_lookalikes(log: str) -> None:
     d = classify_text(log)
     assert d.category == "unknown", d.render_text()
+
+
+def test_a_new_release_with_the_same_graph_flags_keeps_since_when(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fix text names the older CUDA-graph flags as the ones before the release that
+    renamed them (the Release data's graph_flags_since), not before the newest release."""
+    before = engine._release_detail(None)["graph_max_bs"]
+    assert before.endswith(f"before SGLang {sglang.NEWEST.graph_flags_since})")
+    newer = dataclasses.replace(sglang.NEWEST, version="9.9.9", graph_flags_since="")
+    monkeypatch.setattr(sglang, "RELEASES", {**sglang.RELEASES, "9.9.9": newer})
+    assert engine._release_detail(None)["graph_max_bs"] == before

@@ -716,7 +716,9 @@ def _release_detail(release: Release | None) -> dict[str, str]:
 
         def either(key: str) -> str:
             names = list(dict.fromkeys(r.graph_flags[key] for r in releases))
-            since = releases[0].graph_flags_since or releases[0].version
+            # the oldest known release that takes the newest one's flags says since when
+            first = [r for r in releases if r.graph_flags == releases[0].graph_flags][-1]
+            since = first.graph_flags_since or first.version
             return names[0] + (
                 f" ({' or '.join(names[1:])} before SGLang {since})" if names[1:] else ""
             )
