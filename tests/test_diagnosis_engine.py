@@ -3,17 +3,61 @@ input line costs more than linear time, and a classification never outlives its 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 import pytest
 
+from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
-from orchestrator.diagnosis import classify, classify_text, journal
+from orchestrator.diagnosis import classify, classify_text, engine, journal
 from orchestrator.diagnosis.journal import JournalEntry
 from orchestrator.diagnosis.model import linear
+from orchestrator.diagnosis.startup import STARTUP_ORDER, STARTUP_RULES
 
 ALL_PATTERNS = [(r.id, p) for r in R.RULES for p in r.patterns] + [("echo", p) for p in R.ECHOES]
+
+
+# The start-up rules' priority order as it stood when startup.py was split by failure family
+# (issue 20): the order decides ties, so a reshuffle of the family modules must not change it.
+# A new rule or a deliberate re-ranking edits this list in the same commit.
+STARTUP_PRIORITY = (
+    ("spec-params-need-num-steps", "cause"),
+    ("spec-config-invalid", "cause"),
+    ("drafter-mismatch", "cause"),
+    ("tp-size-indivisible", "cause"),
+    ("attention-backend-unsupported", "cause"),
+    ("kernel-package-mismatch", "cause"),
+    ("python-import-error", "cause"),
+    ("exec-failed", "cause"),
+    ("driver-too-old", "cause"),
+    ("gpu-unavailable", "cause"),
+    ("kernel-unsupported-arch", "cause"),
+    ("hf-auth", "cause"),
+    ("hf-hub-unreachable", "cause"),
+    ("model-not-found", "cause"),
+    ("model-arch-unsupported", "cause"),
+    ("warmup-proxy", "cause"),
+    ("port-in-use", "cause"),
+    ("dist-init-timeout", "cause"),
+    ("ray-init-failed", "cause"),
+    ("jit-build-failed", "cause"),
+    ("lora-unsupported", "cause"),
+    ("host-oom-killed", "cause"),
+    ("host-memory-exhausted", "cause"),
+    ("cuda-oom", "cause"),
+    ("nccl-error", "cause"),
+    ("cuda-graph-capture-failed", "cause"),
+    ("start-limit-hit", "fallback"),
+    ("startup-timeout", "fallback"),
+)
+
+
+def test_the_start_up_rules_keep_their_priority_order() -> None:
+    assert tuple((r.id, r.role) for r in STARTUP_RULES) == STARTUP_PRIORITY
+    assert tuple(r.id for r in STARTUP_RULES) == STARTUP_ORDER
+    assert R.RULES[: len(STARTUP_RULES)] == STARTUP_RULES
 
 
 @pytest.mark.parametrize("rule", R.RULES, ids=lambda r: r.id)
@@ -659,3 +703,15 @@ def test_group_a_families_catch_new_wordings(log: str, category: str) -> None:
 def test_group_a_families_do_not_claim_lookalikes(log: str) -> None:
     d = classify_text(log)
     assert d.category == "unknown", d.render_text()
+
+
+def test_a_new_release_with_the_same_graph_flags_keeps_since_when(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fix text names the older CUDA-graph flags as the ones before the release that
+    renamed them (the Release data's graph_flags_since), not before the newest release."""
+    before = engine._release_detail(None)["graph_max_bs"]
+    assert before.endswith(f"before SGLang {sglang.NEWEST.graph_flags_since})")
+    newer = dataclasses.replace(sglang.NEWEST, version="9.9.9", graph_flags_since="")
+    monkeypatch.setattr(sglang, "RELEASES", {**sglang.RELEASES, "9.9.9": newer})
+    assert engine._release_detail(None)["graph_max_bs"] == before

@@ -136,10 +136,6 @@ def test_each_release_is_complete(version: str) -> None:
 CODE = ("orchestrator", "templates", "bench")
 CODE_EXEMPT: dict[str, str] = {
     "orchestrator/sglang/": "the home",
-    # To be removed when the classifier's frame and function regexes move into
-    # orchestrator/sglang/ (issue 20): orchestrator/diagnosis/ still names SGLang's releases,
-    # source paths and functions.
-    "orchestrator/diagnosis/": "classifier patterns, still to move into orchestrator/sglang/",
 }
 RELEASE_NUMBER = re.compile(r"(?<![\d.])0\.5\.\d+(?![\d])")
 SOURCE_PATH = re.compile(r"\bsrt/[\w/]+|\b\w+_hook\.py\b|\bserver_args\.py\b|\barg_groups/")

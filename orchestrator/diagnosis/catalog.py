@@ -4,6 +4,7 @@ vocabulary: keywords and first-stage gates come from the patterns, never typed t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 
 from orchestrator import sglang
 from orchestrator.diagnosis import structure as S
@@ -137,10 +138,16 @@ def signal_keywords(sg: Signal) -> tuple[str, ...]:
 
 def all_keywords() -> tuple[str, ...]:
     """Every keyword of the rules, echoes, error-looking and progress lines, deduplicated."""
+    return _keywords_with(lambda p: p.keywords)
+
+
+def _keywords_with(rule_keywords: Callable[[Pat], Iterable[str]]) -> tuple[str, ...]:
+    """The keywords `all_keywords` lists, in its order, with `rule_keywords(p)` standing for
+    each rule pattern's own (the echoes, signals and error words always by their keywords)."""
     seen: dict[str, None] = {}
     for r in RULES:
         for p in r.patterns:
-            for k in p.keywords:
+            for k in rule_keywords(p):
                 seen[k] = None
     for p in ECHOES:
         for k in p.keywords:
@@ -247,18 +254,4 @@ def gates() -> tuple[str, ...]:
 
 def _gate_keywords() -> tuple[str, ...]:
     """all_keywords, with a pattern's own `gate` standing in for its keywords."""
-    seen: dict[str, None] = {}
-    for r in RULES:
-        for p in r.patterns:
-            for k in (p.gate,) if p.gate else p.keywords:
-                seen[k] = None
-    for p in ECHOES:
-        for k in p.keywords:
-            seen[k] = None
-    for r in RULES:
-        for sg in r.signals:
-            for k in signal_keywords(sg):
-                seen[k] = None
-    for k in (*ERRORISH_KEYWORDS, "Traceback"):
-        seen[k] = None
-    return tuple(seen)
+    return _keywords_with(lambda p: (p.gate,) if p.gate else p.keywords)

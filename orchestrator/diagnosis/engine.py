@@ -40,14 +40,13 @@ How the cause is chosen:
 from __future__ import annotations
 
 import argparse
-import ast
 import bisect
 import json
 import re
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -55,11 +54,19 @@ from typing import Any
 from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
 from orchestrator.diagnosis import structure as S
+from orchestrator.diagnosis.answer import (
+    _CONTEXT_WINDOW,
+    _EXC_LINE,
+    _TRACEBACK,
+    MAX_EVIDENCE,
+    Diagnosis,
+)
 from orchestrator.diagnosis.docs import troubleshooting_markdown
+from orchestrator.diagnosis.flags import flags_from_log
 from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.diagnosis.model import Family, Signal
+from orchestrator.diagnosis.unknown import unknown_answer
 from orchestrator.sglang import Release, phase_of
-from orchestrator.sglang.flags import from_argv
 
 __all__ = [
     "Diagnosis",
@@ -70,7 +77,6 @@ __all__ = [
 ]
 
 
-MAX_EVIDENCE = 8
 # Seconds one classification may take before it answers `unknown` with a note (issue 21: a
 # hostile or huge log must never stall `up`, the stop hook or the watcher).
 DEFAULT_BUDGET_S = 5.0
@@ -80,61 +86,9 @@ class _OutOfTime(Exception):
     """The classification's time budget ran out."""
 
 
-_TRACEBACK = "Traceback (most recent call last)"
 _FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
-_CONTEXT_WINDOW = 120  # lines searched back for the traceback header
 _NOISE_FROM = 2000  # lines: shorter logs are searched whole
 _ENRICH_AROUND = 40  # lines around the cause a rule's enrich() reads (versions, GPU, port)
-# The last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ...", "AssertionError".
-_EXC_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b")
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    category: str  # a rule id, or "unknown"
-    summary: str  # one line
-    evidence: list[JournalEntry]  # the cause line(s) and key traceback lines, <= 8
-    fix: str
-    doc: str  # what the category means (also in docs/troubleshooting.md)
-    title: str = ""
-    detail: dict[str, str] = field(default_factory=dict)  # what the extractor pulled out
-    preflight_rule: str | None = None  # the preflight rule that catches this before a start
-    also: list[str] = field(default_factory=list)  # other categories seen (later or weaker)
-    role: str = R.CAUSE  # cause | fallback | hint | unknown
-
-    @property
-    def known(self) -> bool:
-        return self.category != "unknown"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "category": self.category,
-            "title": self.title,
-            "summary": self.summary,
-            "fix": self.fix,
-            "evidence": [e.to_json() for e in self.evidence],
-            "detail": dict(self.detail),
-            "preflight_rule": self.preflight_rule,
-            "also": list(self.also),
-            "role": self.role,
-            "doc": self.doc,
-            "docs": f"docs/troubleshooting.md#{self.category}",
-        }
-
-    def render_text(self) -> str:
-        lines = [f"cause: {self.category}: {self.summary}"]
-        if self.evidence:
-            lines.append("evidence:")
-            for e in self.evidence:
-                msg = e.message if len(e.message) <= 400 else e.message[:397] + "..."
-                lines.append(f"  {e.stamp()}  {msg}")
-        lines.append(f"fix: {self.fix}")
-        if self.preflight_rule:
-            lines.append(f"preflight: `{self.preflight_rule}` catches this before a start")
-        if self.also:
-            lines.append("also seen: " + ", ".join(self.also))
-        lines.append(f"see: docs/troubleshooting.md#{self.category}")
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -253,50 +207,6 @@ def _context_ok(entries: Sequence[JournalEntry], p: R.Pat, block: tuple[int, ...
     return all(c.search(text) for c in p.context)
 
 
-# --------------------------------------------------------------------------- flags
-
-
-def flags_from_argv(argv: Sequence[str]) -> dict[str, Any]:
-    """SGLang ServerArgs fields from a `python -m sglang.launch_server ...` argv (the
-    interpreter and module words are skipped: only `--flags` are read)."""
-    return from_argv(argv)
-
-
-_SERVER_ARGS_ITEM = re.compile(
-    r"""['"]?(?P<k>[a-z_][a-z0-9_]*)['"]?\s*[=:]\s*(?P<v>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None|True|False|-?\d+(?:\.\d+)?(?:e-?\d+)?)(?=\s*[,)}])"""
-)
-
-
-def flags_from_server_args(message: str) -> dict[str, Any]:
-    """Fields from SGLang's `server_args=ServerArgs(k=v, ...)` or `server_args={'k': v, ...}`."""
-    _, _, rest = message.partition("server_args=")
-    out: dict[str, Any] = {}
-    for m in _SERVER_ARGS_ITEM.finditer(rest):
-        try:
-            out[m["k"]] = ast.literal_eval(m["v"])
-        except (ValueError, SyntaxError):
-            continue
-    return out
-
-
-def flags_from_log(entries: Sequence[JournalEntry], near: Sequence[int] = ()) -> dict[str, Any]:
-    """Recover the unit's flags from the log: the process's _CMDLINE, a logged command line,
-    or SGLang's `server_args=` line. Looks at the lines `near` (the cause) first, then the
-    first lines of the log (cheap: a saved 200k-line log is not scanned for this)."""
-    idx = list(near) + list(range(min(len(entries), 400)))
-    for i in idx:
-        e = entries[i]
-        if e.cmdline and "--" in e.cmdline and "sglang" in e.cmdline:
-            return flags_from_argv(e.cmdline.split())
-    for i in idx:
-        msg = entries[i].message
-        if "server_args=" in msg:
-            return flags_from_server_args(msg)
-        if ("sglang.launch_server" in msg or "sglang serve" in msg) and "--" in msg:
-            return flags_from_argv(msg.split())
-    return {}
-
-
 # --------------------------------------------------------------------------- classify
 
 
@@ -366,7 +276,7 @@ def _evidence(entries: Sequence[JournalEntry], m: _Match) -> list[JournalEntry]:
     picked: list[int] = []
     if m.block:
         picked.append(m.block[0])  # "Traceback (most recent call last):" (or its wrapper)
-        # frames matching the rule's context (e.g. `in _handle_eagle_family`), then the tail
+        # frames matching the rule's context (e.g. the SGLang function that raised), then the tail
         ctx_lines = [
             j
             for j in m.block[1:]
@@ -404,127 +314,6 @@ def _phase(entries: Sequence[JournalEntry]) -> str:
     if last_label == "loading weights" and last_progress:
         return f"{last_label}, {last_progress}"
     return last_label
-
-
-def _first_traceback_exception(
-    entries: Sequence[JournalEntry], errorish: Sequence[int], echoes: set[int]
-) -> int | None:
-    """The last line of the first traceback that does not end in an echo: its exception."""
-    for i in errorish:
-        if _TRACEBACK in entries[i].text:
-            for j in range(i + 1, min(len(entries), i + 1 + _CONTEXT_WINDOW)):
-                if _EXC_LINE.match(entries[j].text):
-                    if j not in echoes:
-                        return j
-                    break
-    return None
-
-
-_ERROR_LEVEL = re.compile(r"(?:^|[\s|\]:])(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{3,4} |\[rank\d+\]:\[E")
-
-
-def _first_error_level(
-    entries: Sequence[JournalEntry], errorish: Sequence[int], skip: set[int]
-) -> int | None:
-    """The first line logged at ERROR level (journal priority <= 3, or an ERROR / glog E
-    marker in the line), echoes left out."""
-    for i in errorish:
-        if i in skip:
-            continue
-        e = entries[i]
-        if (
-            e.priority is not None and e.priority <= 3 and e.source == "journal"
-        ) or _ERROR_LEVEL.search(e.message):
-            return i
-    return None
-
-
-def _unknown(
-    entries: Sequence[JournalEntry],
-    errorish: Sequence[int],
-    echoes: Sequence[int],
-    exit_status: str | None,
-    systemd_result: str | None,
-    *,
-    candidates: Sequence[int] = (),
-) -> Diagnosis:
-    """No rule matched. Not a guess: the likeliest cause lines (the root exception: the first
-    exception of the first traceback's chain that is not a wrapper, with the frame that raised
-    it; else the first ERROR-level line, else the first exception line) lead the evidence,
-    then the last error lines."""
-    echo_set = set(echoes)
-    tbs = S.tracebacks(entries, [i for i in candidates if S.TRACEBACK in entries[i].text])
-    rooted = S.root_exception(tbs)
-    first_tb = rooted[1].index if rooted is not None and rooted[1].index not in echo_set else None
-    root_frame = rooted[1].site.index if rooted is not None and rooted[1].site is not None else None
-    if first_tb is None:
-        first_tb = _first_traceback_exception(entries, errorish, echo_set)
-        root_frame = None
-    first_exc = first_tb
-    if first_exc is None:
-        first_exc = next(
-            (i for i in errorish if i not in echo_set and _EXC_LINE.match(entries[i].text)),
-            None,
-        )
-    first_err = _first_error_level(
-        entries, errorish, echo_set | {first_exc or -1, root_frame or -1}
-    )
-    lead = [i for i in (first_exc, root_frame, first_err) if i is not None]
-    tail = [i for i in errorish if i not in lead][-(MAX_EVIDENCE - len(lead)) :]
-    picked = lead + sorted(tail)
-    if not picked:
-        picked = list(range(max(0, len(entries) - 5), len(entries)))
-    evidence = [entries[i] for i in picked][:MAX_EVIDENCE]
-    what = []
-    if systemd_result:
-        what.append(f"systemd result {systemd_result!r}")
-    if exit_status:
-        what.append(f"exit status {exit_status}")
-    if lead:
-        said_ = " and ".join(repr(entries[i].text.strip()[:160]) for i in lead)
-        which = (
-            "the root exception"
-            if first_tb is not None and rooted is not None and first_tb == rooted[1].index
-            else "the last line of the first traceback"
-            if first_tb is not None
-            else "the first exception"
-        )
-        if root_frame is not None:
-            which += " and the frame that raised it"
-        if first_err is not None:
-            which += (
-                " and the first ERROR-level line"
-                if first_exc is not None
-                else "the first ERROR-level line"
-            )
-            if first_exc is None:
-                which = "the first ERROR-level line"
-        summary = (
-            f"no rule recognises this failure (not guessed); the likeliest cause lines, {which}: "
-            f"{said_}; the last error lines follow"
-        )
-    elif echoes:
-        summary = (
-            "the log holds only consequences of a failure (e.g. "
-            f"{entries[echoes[0]].text.strip()[:120]!r}), not its cause; the last error lines are shown"
-        )
-    else:
-        summary = "no rule recognises this failure (not guessed); the last error lines are shown"
-    if what:
-        summary += " (" + ", ".join(what) + ")"
-    return Diagnosis(
-        category="unknown",
-        summary=summary,
-        evidence=evidence,
-        fix=(
-            "read the evidence (the first lines are the likeliest cause) and the full log "
-            "(`deploy logs`); if an earlier start or another rank printed the error, classify that "
-            "invocation; report the lines so a rule can be added"
-        ),
-        doc=R.UNKNOWN_DOC,
-        title="no rule matched",
-        role="unknown",
-    )
 
 
 _RESULT_RULE = {
@@ -672,7 +461,9 @@ def _classify(
             sig = _signal_match(entries, candidates, R.FALLBACK)
             if sig is not None:
                 return _diagnose_signal(entries, *sig, matches, release)
-    return _unknown(entries, errorish, echoes, exit_status, systemd_result, candidates=candidates)
+    return unknown_answer(
+        entries, errorish, echoes, exit_status, systemd_result, candidates=candidates
+    )
 
 
 def _raised(
@@ -796,18 +587,7 @@ def _diagnose_signal(
     _note_port(detail, text)
     _enrich(rule, detail, entries, index)
     summary = _fmt(signal.summary or (rule.title + " ({msg})"), detail)
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=[entries[index]],
-        fix=_fmt(rule.fix, detail),
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=signal.role,
-    )
+    return _rule_answer(rule, detail, summary, [entries[index]], matches, signal.role)
 
 
 _PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b")
@@ -863,17 +643,13 @@ def _diagnose_family(
         detail,
     )
     picked = [f.index for f in raised.frames[-3:]] + [raised.index]
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=[entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
-        fix=_fmt(rule.fix, detail),
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=R.CAUSE,
+    return _rule_answer(
+        rule,
+        detail,
+        summary,
+        [entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
+        matches,
+        R.CAUSE,
     )
 
 
@@ -896,6 +672,33 @@ def _synthetic(
     return rule, role or rule.role
 
 
+def _rule_answer(
+    rule: R.Rule,
+    detail: dict[str, str],
+    summary: str,
+    evidence: list[JournalEntry],
+    matches: Sequence[_Match],
+    role: str,
+    *,
+    fix: str | None = None,
+    preflight_rule: str | None = None,
+) -> Diagnosis:
+    """A rule's answer: its fix (the rule's template over `detail` unless given), doc, title,
+    preflight twin (a pattern's own first) and the other categories the log showed."""
+    return Diagnosis(
+        category=rule.id,
+        summary=summary,
+        evidence=evidence,
+        fix=_fmt(rule.fix, detail) if fix is None else fix,
+        doc=rule.doc,
+        title=rule.title,
+        detail=detail,
+        preflight_rule=preflight_rule or rule.preflight_rule,
+        also=_also(matches, rule.id),
+        role=role,
+    )
+
+
 def _also(matches: Sequence[_Match], category: str) -> list[str]:
     seen: dict[str, None] = {}
     for m in sorted(matches, key=lambda m: m.index):
@@ -913,8 +716,11 @@ def _release_detail(release: Release | None) -> dict[str, str]:
 
         def either(key: str) -> str:
             names = list(dict.fromkeys(r.graph_flags[key] for r in releases))
+            # the oldest known release that takes the newest one's flags says since when
+            first = [r for r in releases if r.graph_flags == releases[0].graph_flags][-1]
+            since = first.graph_flags_since or first.version
             return names[0] + (
-                f" ({' or '.join(names[1:])} before SGLang 0.5.20)" if names[1:] else ""
+                f" ({' or '.join(names[1:])} before SGLang {since})" if names[1:] else ""
             )
 
         return {
@@ -957,17 +763,15 @@ def _diagnose(
         fix = _fmt(p.fix or rule.fix, detail)
     if winner.role == R.HINT and p.summary is None:
         summary += " (inferred)"
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=_evidence(entries, winner),
+    return _rule_answer(
+        rule,
+        detail,
+        summary,
+        _evidence(entries, winner),
+        matches,
+        winner.role,
         fix=fix,
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=p.preflight or rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=winner.role,
+        preflight_rule=p.preflight,
     )
 
 
@@ -1007,18 +811,7 @@ def _diagnose_synthetic(
     evidence = _evidence(entries, own[0]) if own else []
     if not evidence and entries:
         evidence = [entries[-1]]
-    return Diagnosis(
-        category=rule.id,
-        summary=summary,
-        evidence=evidence,
-        fix=_fmt(rule.fix, detail),
-        doc=rule.doc,
-        title=rule.title,
-        detail=detail,
-        preflight_rule=rule.preflight_rule,
-        also=_also(matches, rule.id),
-        role=role,
-    )
+    return _rule_answer(rule, detail, summary, evidence, matches, role)
 
 
 def classify_text(text: str, **kw: Any) -> Diagnosis:

@@ -20,13 +20,14 @@ import functools
 import json
 import re
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, Any, overload
 
 from orchestrator.diagnosis import reader
-from orchestrator.diagnosis.lines import ANSI, MAX_LINE
+from orchestrator.diagnosis.lines import ANSI, MAX_LINE, LazyStrings
 from orchestrator.errors import InputError
 
 __all__ = [
@@ -529,7 +530,7 @@ class JournalLines(Sequence[JournalEntry]):
             yield self._get(i)
 
 
-class _Picked(Sequence[str | None]):
+class _Picked(LazyStrings):
     """Some items of a lazy sequence, by index, still lazy."""
 
     def __init__(self, of: Sequence[str | None], keep: list[int]) -> None:
@@ -538,13 +539,7 @@ class _Picked(Sequence[str | None]):
     def __len__(self) -> int:
         return len(self._keep)
 
-    @overload
-    def __getitem__(self, i: int) -> str | None: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str | None]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _item(self, i: int) -> str | None:
         return self._of[self._keep[i]]
 
     def stamp(self, i: int) -> int | None:
@@ -734,8 +729,6 @@ def _run_capped(argv: list[str], what: str) -> subprocess.CompletedProcess[str]:
     """subprocess.run(argv) with stdout read through `read_capped`; stderr goes to a temporary
     file (a full stderr pipe could stall journalctl while stdout is read), its first 64 KiB
     kept."""
-    import tempfile
-
     with (
         tempfile.TemporaryFile() as errf,
         subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errf) as p,

@@ -35,9 +35,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import overload
 
-from orchestrator.diagnosis.lines import ANSI, MAX_LINE
+from orchestrator.diagnosis.lines import ANSI, MAX_LINE, LazyStrings
 
 __all__ = ["Origins", "Read", "learn_prefixes", "origin_of", "read_lines", "sniff"]
 
@@ -292,7 +291,7 @@ def _line_heads(text: str, body: Callable[[str], str] | None = None) -> Counter[
     return Counter({s: n for s, n in heads.items() if n * 10 >= len(lines) * 8})
 
 
-class Origins(Sequence[str | None]):
+class Origins(LazyStrings):
     """Each line's origin (its prefix less the time stamps), worked out on first use."""
 
     def __init__(self, prefixed: list[str], rx: re.Pattern[str]) -> None:
@@ -305,13 +304,7 @@ class Origins(Sequence[str | None]):
     def reverse(self) -> None:
         self._prefixed.reverse()
 
-    @overload
-    def __getitem__(self, i: int) -> str | None: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str | None]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str | None] | None:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def _item(self, i: int) -> str | None:
         m = self._rx.match(self._prefixed[i], 0, MAX_LINE)
         return _origin(m[0]) if m is not None and m.end() else None
 

@@ -1,8 +1,8 @@
 """Run-time causes: why a server that was serving stopped (or stopped answering).
 
 The start-up rules in `orchestrator.diagnosis.startup` name why a start failed; these name what
-kills (or wedges) SGLang 0.5.23 after its ready line, read off its source and from field
-reports (tests/logs/real keeps such logs):
+kills (or wedges) SGLang after its ready line, read off the newest release's source (the one
+`orchestrator.sglang.NEWEST` describes) and from field reports (tests/logs/real keeps such logs):
 
 - a CUDA kernel faults while decoding, drafting or verifying (EAGLE tree decoding: sglang
   #24402, #6309, #9481, #8336): `torch.AcceleratorError: CUDA error: an illegal memory access
@@ -37,6 +37,9 @@ specific start-up rule such as cuda-oom wins the same line).
 
 from __future__ import annotations
 
+import re
+
+from orchestrator import sglang
 from orchestrator.diagnosis import xid_codes
 from orchestrator.diagnosis.model import (
     CAUSE,
@@ -136,10 +139,6 @@ _XID_DEFAULTS = {"pci": "?", "code": "?", "xname": "a GPU fault", "meaning": "?"
 
 def _said_context(mid: str) -> str:
     """A context regex for an SGLang message's fixed words (its longest literal stretch)."""
-    import re
-
-    from orchestrator import sglang
-
     return "|".join(re.escape(m.keyword().strip()) for m in sglang.all_messages(mid))
 
 
@@ -243,7 +242,7 @@ def _make() -> tuple[Rule, ...]:
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
             examples=(
                 under(
-                    ".../sglang/srt/speculative/eagle_worker_v2.py",
+                    f".../{sgl_code.EXAMPLE_FILES['eagle-worker-v2']}",
                     "draft_forward",
                     "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
                 ),
@@ -312,7 +311,7 @@ def _make() -> tuple[Rule, ...]:
                 "timeout: WorkNCCL(SeqNum=…, OpType=ALLREDUCE, …, Timeout(ms)=600000) ran for 600085 "
                 'milliseconds before timing out.", then `terminate called after throwing an '
                 "instance of 'c10::DistBackendError'` and SIGABRT (exit 134) of that scheduler. "
-                "SGLang 0.5.23's SubprocessWatchdog then takes the server down; older releases "
+                f"SGLang {sglang.NEWEST.version}'s SubprocessWatchdog then takes the server down; older releases "
                 "left a zombie (HTTP up, scheduler gone: sglang #18421, #21486). Outranks the "
                 "generic nccl-error it also matches."
             ),
@@ -454,7 +453,7 @@ def _make() -> tuple[Rule, ...]:
             defaults={"who": "tokenizer manager", "exc": "Exception", "msg": "?", "code": "?"},
             examples=(
                 example("detokenizer-exception", traceback="Traceback (most recent call last):")
-                + '\n  File ".../sglang/srt/managers/detokenizer_manager.py", line 1, in event_loop'
+                + f'\n  File ".../{sgl_code.EXAMPLE_FILES["detokenizer"]}", line 1, in event_loop'
                 + "\n    ...\nKeyError: 17",
                 example("subprocess-crashed", name="detokenizer", pid=48290, code=-9),
             ),
@@ -500,7 +499,7 @@ def _make() -> tuple[Rule, ...]:
             defaults={"exc": "Exception", "msg": "?"},
             examples=(
                 under(
-                    ".../sglang/srt/managers/scheduler.py",
+                    f".../{sgl_code.EXAMPLE_FILES['scheduler']}",
                     "process_batch_result",
                     "KeyError: 'rid-7f3a'",
                 ),

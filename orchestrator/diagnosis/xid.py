@@ -144,7 +144,7 @@ def merge(
 
 @cache
 def _nvml_index(bus_id: str) -> int | None:
-    try:
+    try:  # here, not at the top: pynvml is optional and absent off GPU boxes
         import pynvml
     except ImportError:
         return None

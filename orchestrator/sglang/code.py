@@ -9,6 +9,7 @@ Read off sglang 0.5.23 (and the 0.5.11 names field reports show). Standard libra
 from __future__ import annotations
 
 __all__ = [
+    "ARG_GROUPS",
     "ATTENTION_KERNEL_SOURCES",
     "ATTENTION_PACKAGES",
     "BUILD_PACKAGES",
@@ -17,11 +18,13 @@ __all__ = [
     "DRAFT_FRAMES",
     "DRAFT_PACKAGES",
     "DRAFT_STEP",
+    "EXAMPLE_FILES",
     "HUB_CLIENT_PACKAGES",
     "MODEL_REGISTRY",
     "SERVING_FUNCTIONS",
     "SERVING_LOOP",
     "SERVING_MODULES",
+    "SPEC_ARGS_FILES",
     "SPEC_ARGS_FRAMES",
     "SPEC_ARGS_PACKAGES",
     "TRITON_COMPILE_STAGES",
@@ -29,6 +32,15 @@ __all__ = [
     "WARMUP_FUNCTIONS",
 ]
 
+# SGLang's launch-argument hooks (0.5.2x): per-model and per-feature argument resolution
+ARG_GROUPS = "sglang/srt/arg_groups/"
+# the files (under the sglang package) where the newest release resolves and checks the
+# speculative arguments, for the docs
+SPEC_ARGS_FILES = (
+    "srt/arg_groups/speculative_hook.py",
+    "srt/speculative/spec_info.py",
+    "srt/arg_groups/overrides.py",
+)
 # speculative argument handling: arg_groups/speculative_hook.py (0.5.2x), server_args.py
 # `_handle_speculative_decoding` (older), speculative/spec_info.py
 SPEC_ARGS_FRAMES = (
@@ -39,7 +51,7 @@ SPEC_ARGS_FRAMES = (
 # speculative decoding is the speculative settings refused, whatever the words
 SPEC_ARGS_PACKAGES = (
     "sglang/srt/server_args",
-    "sglang/srt/arg_groups/",
+    ARG_GROUPS,
     "vllm/config",
     "vllm/engine/arg_utils",
 )
@@ -150,3 +162,17 @@ WARMUP_FUNCTIONS = (
 # the sources of attention kernels as CUDA errors name them (`CUDA error (<file>:<line>)`):
 # flash-attention (FA3 is its hopper/ tree), flashinfer
 ATTENTION_KERNEL_SOURCES = ("flash-attention", "flash_attn", "flash_fwd", "flashinfer")
+
+# SGLang's files (under site-packages) that the classifier's example tracebacks raise under: a
+# per-model argument hook (a made-up one: any model's), the speculative worker, the scheduler
+# and the detokenizer (serving), the HTTP server (warm-up), an EAGLE-3 draft model's weight
+# loader, the LoRA layers
+EXAMPLE_FILES = {
+    "model-hook": ARG_GROUPS + "some_model_hook.py",
+    "eagle-worker-v2": "sglang/srt/speculative/eagle_worker_v2.py",
+    "scheduler": "sglang/srt/managers/scheduler.py",
+    "detokenizer": "sglang/srt/managers/detokenizer_manager.py",
+    "http-server": "sglang/srt/entrypoints/http_server.py",
+    "llama-eagle3": "sglang/srt/models/llama_eagle3.py",
+    "lora-layers": "sglang/srt/lora/layers.py",
+}

@@ -145,6 +145,9 @@ class Release:
     graph_flags: Mapping[str, str]
     install_hint: str  # how to install exactly this release, for fix texts
     notes: tuple[str, ...] = ()  # how this release differs from the next one, for the docs
+    # The release that first took this release's `graph_flags` names ("" when this one did):
+    # fix texts name the older flags as the ones "before" it.
+    graph_flags_since: str = ""
     # Messages of newer releases that this one does not have (stated, not forgotten).
     absent: tuple[str, ...] = ()
     # The algorithms that run an EAGLE draft head (a separate drafter checkpoint, or the target's

@@ -558,6 +558,7 @@ RELEASE = Release(
         "max_bs": "--cuda-graph-max-bs-decode",
         "disable": "--cuda-graph-backend-decode=disabled",
     },
+    graph_flags_since="0.5.20",
     mla_default_backend={"sm100": "trtllm_mla", "hopper": "fa3", "other": "triton"},
     install_hint="pip install 'sglang[all]==0.5.23'",
     renamed={"cuda_graph_max_bs": "cuda_graph_max_bs_decode (and cuda_graph_max_bs_prefill)"},

@@ -1,0 +1,573 @@
+"""Start-up rules, as data: the GPU, its driver, kernels and builds: driver and card, compiled kernels and JIT builds, device memory, CUDA graphs.
+
+Assembled in priority order by `orchestrator.diagnosis.startup`."""
+
+from __future__ import annotations
+
+from orchestrator import sglang
+from orchestrator.diagnosis.enrich import (
+    _enrich_arch,
+    _enrich_driver,
+    _enrich_ext,
+    _enrich_jit,
+)
+from orchestrator.diagnosis.model import (
+    _EXC,
+    Family,
+    Rule,
+    Signal,
+    example,
+    pat,
+    said,
+)
+from orchestrator.diagnosis.startup.patterns import (
+    _CAPTURE_REFUSED,
+    _DEVICE_OOM_CODES,
+    _NOT_BENIGN,
+)
+from orchestrator.sglang import code
+
+__all__ = ["RULES"]
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="kernel-package-mismatch",
+        families=(Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),),
+        title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
+        summary="{pkg} cannot be used as installed: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "A compiled extension was built against another PyTorch (C++ ABI: an undefined "
+            "`c10::`/`at::`/`torch::` symbol), a newer CUDA than the box has (an undefined `cu*` "
+            "driver symbol), or is older than the SGLang release requires (its start-up version "
+            "check, or a kernel op missing at run time). sgl-kernel hides the first two behind "
+            '"Could not load any common_ops library", with the real error listed under it.'
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>ImportError|OSError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
+            ),
+            pat(
+                r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
+            ),
+            # a compiled library and "undefined symbol" in any other arrangement (a loader's
+            # list of attempts, a dlopen error quoted by a wrapper, a summary in a user's words)
+            pat(
+                _NOT_BENIGN
+                + r"(?P<msg>.*?(?<![^\s/('\"])(?P<lib>[\w/.+-]{1,300}?\.so(?:\.[\w.]+)?)['\"]?[\s:,()\u2014\u2013-]{1,6}(?:\(?[\w\s]{0,40}\)?[\s:,()\u2014\u2013-]{1,6})?undefined symbol\b(?::? (?P<symbol>[\w.$@]+))?.*)",
+            ),
+            # torch's own checks on its companion packages (torchvision, torchaudio): built for
+            # another CUDA major, or for another torch (their operators are not registered)
+            pat(
+                r"(?P<msg>Detected that PyTorch and (?P<pkg>\w+) were compiled with different CUDA (?:major )?versions.*)",
+            ),
+            pat(
+                r"(?P<msg>operator (?P<pkg>torchvision|torchaudio|torchao|xformers|flash_attn|sgl_kernel|vllm|flashinfer)::\w+ does not exist.*)",
+            ),
+            # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
+            pat(
+                r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
+                pkg="a compiled module",
+            ),
+            *said("pkg-not-installed", anywhere=True),
+            *said("pkg-too-old", anywhere=True),
+            pat(
+                _EXC
+                + r"(?P<exc>AttributeError|NameError|RuntimeError): (?P<msg>.*(?:'_OpNamespace' '(?P<pkg>sgl_kernel|sgl-kernel)' object has no attribute|No such operator (?P<lib>sgl_kernel)::|name '\w+' is not defined).*)",
+                context=r"sgl_kernel|flashinfer|/speculative/|eagle",
+            ),
+        ),
+        defaults={
+            "msg": "?",
+            "pkg": "the compiled package",
+            "symbol": "",
+            "lib": "",
+            "version": "?",
+        },
+        enrich=_enrich_ext,
+        explains=("python-import-error",),
+        examples=(
+            "ImportError: /opt/sglang/lib/python3.12/site-packages/sgl_kernel/common_ops.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEa",
+            example("pkg-too-old", pkg="sgl-kernel", have="0.0.9.post2", version="0.1.1"),
+            # dlopen's error quoted by a loader, not as an exception line (not from the corpus)
+            "RuntimeError: Could not load /opt/venv/lib/python3.12/site-packages/flashinfer/data/libflashinfer.so (undefined symbol: _ZN3c1017RegisterOperatorsD1Ev)",
+            # torch's companions built for another torch or CUDA (not from the corpus)
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
+            "RuntimeError: operator torchvision::nms does not exist",
+            "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
+        ),
+    ),
+    Rule(
+        id="driver-too-old",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
+                words=(
+                    "driver version is insufficient",
+                    "NVIDIA driver on your system is too old",
+                    "Error 804",
+                    "forward compatibility",
+                    "InsufficientDriver",
+                    "not supported in the installed CUDA driver",
+                    "CallRequiresNewerDriver",
+                ),
+            ),
+        ),
+        title="the NVIDIA driver is older than the CUDA that torch was built with",
+        summary="the NVIDIA driver is too old for this torch: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "torch (and sgl-kernel, flashinfer) were built for a CUDA the host's driver does not "
+            'support: "The NVIDIA driver on your system is too old (found version 12020)" (the '
+            "driver's CUDA, 12.2), \"CUDA driver version is insufficient for CUDA runtime "
+            'version", or in a container "Error 804: forward compatibility was attempted on non '
+            'supported HW".'
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\).*)",
+            ),
+            pat(
+                r"(?P<msg>.*CUDA driver version is insufficient for CUDA runtime version.*)",
+            ),
+            pat(
+                r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
+            ),
+            # the NVIDIA container toolkit refusing an image whose CUDA needs a newer driver
+            pat(
+                r"(?P<msg>.*unsatisfied condition: cuda ?>= ?(?P<need>\d+\.\d+).*)",
+            ),
+            # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
+            pat(
+                r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
+            ),
+            # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): a library built with a newer
+            # toolkit calls an entry point this driver lacks (NCCL's "Cuda failure 'API call
+            # is not supported in the installed CUDA driver'"); what fails after it (NCCL's
+            # collectives, "invalid device ordinal") is its consequence
+            pat(
+                r"(?P<msg>.*(?:API call is not supported in the installed CUDA driver|\bcudaErrorCallRequiresNewerDriver\b|\bCUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER\b).*)",
+                explains=("nccl-error", "gpu-unavailable"),
+            ),
+        ),
+        preflight_rule=None,
+        defaults={"msg": "?", "found": ""},
+        enrich=_enrich_driver,
+        examples=(
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 804: forward compatibility was attempted on non supported HW",
+            # not from the corpus: the runtime's enum name, as a C++ wrapper prints it
+            "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
+            # not from the corpus: the same status as torch raises it
+            "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver",
+        ),
+    ),
+    Rule(
+        id="gpu-unavailable",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
+                words=(
+                    "busy or unavailable",
+                    "no CUDA-capable device",
+                    "Found no NVIDIA driver",
+                    "CUDA driver initialization failed",
+                    "Error 802",
+                    "system not yet initialized",
+                    "No CUDA GPUs are available",
+                    "device < num_gpus",
+                    "invalid device ordinal",
+                    "No HIP GPUs are available",
+                    "no ROCm-capable device",
+                    "ErrorNoDevice",
+                    "CUDA unknown error",
+                ),
+            ),
+        ),
+        title="no usable CUDA device",
+        summary="no usable CUDA GPU: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "PyTorch cannot use the GPUs: no driver, driver older than the CUDA runtime, "
+            'CUDA_VISIBLE_DEVICES hides them, fewer GPUs than --tp-size ("invalid device '
+            'ordinal"), devices busy (exclusive mode), or on HGX B200/H200 the NVIDIA '
+            'fabric manager not running ("Error 802: system not yet initialized").'
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>Error 802: system not yet initialized|cudaErrorSystemNotReady)",
+                fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
+            ),
+            pat(
+                r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
+            ),
+            # torch's CUDA init gave up (nvidia_uvm not loaded, a container without the device
+            # nodes, a suspended GPU): it sets the device count to zero
+            pat(
+                r"(?P<msg>.*CUDA unknown error - this may be due to an incorrectly set up environment.*)",
+            ),
+            # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
+            pat(
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: initialization error).*)",
+                fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
+            ),
+            # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
+            # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
+            pat(
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b).*)",
+            ),
+            # the kernel module and the user-space driver libraries are of different versions
+            # (a driver upgraded without a reboot): no GPU can be used until they match
+            pat(
+                r"(?P<msg>.*(?:Failed to initialize NVML: Driver/library version mismatch|NVML library version mismatch).*)",
+                fixhint="the NVIDIA kernel module and the user-space driver libraries differ in version (a driver update without a reboot, or a container's libraries): reboot the host (or reload the nvidia modules) so `nvidia-smi` works again",
+            ),
+            # the driver's own user-space libraries are not there: no driver on the host, or a
+            # container started without the NVIDIA runtime (`--gpus`, the device plugin)
+            pat(
+                r"(?P<msg>.*(?:\b(?P<lib>lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?)(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
+                fixhint="the NVIDIA driver's libraries (libcuda.so.1, libnvidia-ml.so.1) are not visible to the service: install the driver on the host, or in a container start it with the NVIDIA runtime (`--gpus all` / the device plugin) so they are mounted in",
+            ),
+            # NVML (the driver's management library) not loadable or not initialisable: the
+            # device plugin's, nvidia-smi's, pynvml's and go-nvml's words for no driver or a
+            # container without the NVIDIA runtime ("Failed to initialize NVML: could not load
+            # NVML library", "Failed to initialize NVML: Unknown Error", "NVML_ERROR_…")
+            pat(
+                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
+                fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
+            ),
+            pat(
+                r"(?P<msg>.*invalid device ordinal.*)",
+                fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
+            ),
+            pat(
+                r"(?P<msg>.*CUDA-capable device\(s\) (?:is|are) busy or unavailable.*)",
+                fixhint="another process holds the GPUs (or they are in exclusive-process mode): find it with `nvidia-smi` and stop it",
+            ),
+        ),
+        preflight_rule="gpus-for-tp",
+        defaults={
+            "msg": "?",
+            "fixhint": "check `nvidia-smi` as the service user: driver loaded, GPUs visible (CUDA_VISIBLE_DEVICES), at least --tp-size of them",
+        },
+        examples=(
+            "RuntimeError: No CUDA GPUs are available",
+            "RuntimeError: CUDA error: invalid device ordinal",
+            # not from the corpus: torch on ROCm, a container without /dev/kfd
+            "RuntimeError: No HIP GPUs are available",
+            # the driver's libraries absent (a container without the NVIDIA runtime)
+            "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+            "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found",
+            # not from the corpus: nvidia-smi in a container whose device cgroup lost the GPUs
+            "Failed to initialize NVML: Unknown Error",
+            "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
+        ),
+    ),
+    Rule(
+        id="kernel-unsupported-arch",
+        families=(
+            Family(
+                ("RuntimeError", "AcceleratorError", "ValueError", "AssertionError"),
+                words=(
+                    "no kernel image",
+                    "not compatible with the current PyTorch",
+                    "compute capability",
+                    "unsupported toolchain",
+                    "GPUs or newer",
+                    "GPU architecture is not supported",
+                    "invalid device function",
+                    "InvalidDeviceFunction",
+                    "NoBinaryForGpu",
+                    "code object for all current devices",
+                ),
+            ),
+        ),
+        title="kernels not built for this GPU (or too old)",
+        summary="GPU kernels do not support this GPU or are too old: {msg}",
+        fix="{fixhint}",
+        doc=(
+            'A CUDA kernel has no code for this GPU ("no kernel image is available for execution '
+            'on the device"; PyTorch\'s "sm_100 is not compatible with the current PyTorch '
+            "installation\"), or SGLang's start-up version check found sglang-kernel missing or "
+            "older than required (utils/common.py `assert_pkg_version`)."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*no kernel image is available for execution on the device.*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:only supported on GPUs with compute capability of at least|requires (?:a GPU with )?compute capability (?:of )?(?:at least )?|[Cc]ompute [Cc]apability (?:of )?at least )(?P<need>\d+\.\d).*?(?:capability (?:of |is )?(?P<b>\d)\.(?P<c>\d))?.*)",
+            ),
+            pat(
+                r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:the provided PTX was compiled with an unsupported toolchain|device kernel image is invalid).*)",
+            ),
+            # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
+            # "invalid device function" (a wheel built without this gfx/sm target)
+            pat(
+                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
+            ),
+            # a kernel library's own arch check (flashinfer, DeepGEMM, sgl-kernel), CUTLASS's
+            # trap for an instruction of another generation; never a bare "Unsupported
+            # architecture" (a CPU's: aarch64 on Grace hosts) nor nvcc's lower-case "Unsupported
+            # gpu architecture 'compute_120'" (a build failure: jit-build-failed)
+            pat(
+                r"(?P<msg>.*(?:\bUnsupported (?:SM|sm|CUDA arch|GPU arch|GPU architecture|compute capability)\b|Arch conditional MMA instruction used without targeting appropriate compute capability).*)",
+            ),
+            # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
+            # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
+            # ("… too old to be supported by the triton GPU compiler")
+            pat(
+                r"(?P<msg>.*(?:PyTorch no longer supports this GPU because it is too old|too old to be supported by the triton GPU compiler).*)",
+            ),
+            # a GPU generation as the floor, in any project's words: "FlashAttention only
+            # supports Ampere GPUs or newer.", "requires Hopper GPUs or later", "only supported
+            # on sm90 and above"
+            pat(
+                r"(?P<msg>.*(?:only supports?|only supported on|requires?|needs?) (?:NVIDIA |AMD )?(?P<gen>Volta|Turing|Ampere|Ada(?: Lovelace)?|Hopper|Blackwell|sm_?\d{2,3}a?|CDNA ?\d|MI\d{3}\w?|gfx\d{3,4}\w?)(?: \(?sm_?\d+\)?)?(?: GPUs?| architectures?| devices?)? (?:or|and) (?:newer|later|above|higher)\b.*)",
+            ),
+            # a capability floor as a number: "Minimum capability: 89. Current capability: 86."
+            # (vLLM's quantisation check), "compute capability >= 7.0"
+            pat(
+                r"(?P<msg>.*(?:[Mm]inimum (?:compute )?capability(?: required)?: ?|[Cc]apability >= ?)(?P<need>\d+(?:\.\d)?)\b.*)",
+            ),
+            # "<feature> requires a GPU with Compute Capability 8.9 or higher" in any
+            # project's words: the needed capability, then "or higher/newer/above"
+            pat(
+                r"(?P<msg>.*[Cc]ompute [Cc]apability (?:of )?(?:>= ?)?(?P<need>\d+\.\d)\+? or (?:higher|above|newer|later|greater).*)",
+            ),
+            # a dtype or instruction the compiler refuses on this GPU generation (Triton's
+            # "type fp8e4nv not supported in this architecture"); the line must speak of a GPU
+            # or a GPU dtype (a CPU's architecture is no GPU's)
+            pat(
+                r"\A(?=.*(?:fp8|fp16|bf16|float8|dtype|GPU|CUDA|cuda|sm_\d|wgmma|[Tt]riton))"
+                + r"(?P<msg>.*\bnot supported (?:in|on|by|for) (?:this|the current|your) (?:GPU |GPU's |device |CUDA )?(?:architecture|arch)\b.*)",
+            ),
+        ),
+        defaults={"msg": "?", "sm": "?"},
+        enrich=_enrich_arch,
+        examples=(
+            "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
+            "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
+            # not from the corpus: ROCm's wording of the same cause (torch's c10/hip checks)
+            "RuntimeError: HIP error: hipErrorInvalidDeviceFunction",
+            # not from the corpus: ROCm's loader finding no code object for this gfx target
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036\nhipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+            # not from the corpus: a quantisation method's capability floor
+            "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
+            # not from the corpus: a Compute Capability floor in another project's words
+            "ValueError: Marlin FP8 kernels need a GPU with compute capability 8.0 or newer; this GPU has 7.5",
+            # not from the corpus: a generation as the floor (FA3's, DeepGEMM's wordings)
+            "RuntimeError: FlashAttention-3 only supports Hopper GPUs or newer.",
+            "AssertionError: DeepGEMM requires sm90 or above",
+        ),
+    ),
+    Rule(
+        id="jit-build-failed",
+        families=(
+            Family(
+                ("CalledProcessError", "RuntimeError", "CompilationError"),
+                words=("ninja", "nvcc", "hipcc", "Error building extension", "CppCompileError"),
+            ),
+            # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
+            # Triton, setuptools, DeepGEMM/flashinfer JIT)
+            Family(
+                ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
+                frames=code.BUILD_PACKAGES,
+            ),
+            # any exception raised by one of Triton's compiler stages (its own raise site)
+            Family((), site_functions=code.TRITON_COMPILE_STAGES),
+        ),
+        # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
+        signals=(
+            Signal(("compiler",), words=("error",)),
+            # a build step's compiler command logged at error level (a JIT builder's ninja
+            # output re-raised line by line: "ERROR … [1/11] /usr/local/cuda/bin/nvcc …"): the
+            # build failed even when the log was cut before the compiler's own error
+            Signal(("error-level",), words=("bin/nvcc ", "bin/hipcc "), and_words=("] ",)),
+        ),
+        title="a kernel compiled at start-up (JIT) failed to build",
+        summary="a kernel SGLang compiles at start-up failed to build: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "Some kernels are compiled on the box when first needed (sgl-kernel's JIT, "
+            "DeepGEMM, flashinfer, triton). The build needs the CUDA toolkit (nvcc, the CUDA "
+            'libraries) that matches torch; without it ninja, nvcc or the linker fail ("ninja '
+            'exited with status 1", "/usr/bin/ld: cannot find -lcudart"), often inside SGLang\'s '
+            "wrapper for a failed CUDA-graph capture, whose memory advice does not apply."
+        ),
+        patterns=(
+            pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
+            pat(
+                r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:nvcc fatal|nvcc: not found|hipcc: not found|error: command '\S*(?:nvcc|hipcc)' failed|No CUDA toolkit found|CUDA_HOME environment variable is not set|ROCM_HOME environment variable is not set|collect2: error: ld returned \d+ exit status|Failed to find C compiler|No working C\+\+ compiler found|[Nn]inja build failed|nvrtc: error|NVRTC compilation failed|NVRTC_ERROR_\w+).*)",
+            ),
+            # a compiler's (or ninja's) exit status in subprocess' words, whoever quotes it:
+            # Triton building its launcher (cuda_utils.c / hip_utils.c) with gcc, a JIT's nvcc or
+            # ninja, even inside SGLang's notice that it ignored a model module's import error,
+            # where the failed build hides the model's module (the first quoted command only)
+            pat(
+                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\s]*/)?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx)(?:-\d+)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
+            ),
+            # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
+            # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
+            pat(
+                r"(?P<msg>.*(?:ptxas fatal|ptxas error|PTXASError|PTXAS error|PTX codegen error|ptxas application ptx input).*)",
+            ),
+        ),
+        defaults={"msg": "?", "lib": ""},
+        enrich=_enrich_jit,
+        examples=(
+            example("cuda-graph-capture-failed", error="ninja exited with status 1"),
+            "/usr/bin/ld: cannot find -lcudart",
+            # not from the corpus: ptxas's own message for a GPU it does not know
+            "ptxas fatal   : Value 'sm_103a' is not defined for option 'gpu-name'",
+            # not from the corpus: Triton without a host compiler (it builds its launcher in C)
+            "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
+            # not from the corpus: subprocess' words for a JIT's compiler exit status
+            "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/nvcc', '-c', 'kernel.cu', '-o', 'kernel.o']' returned non-zero exit status 2.",
+        ),
+    ),
+    Rule(
+        id="cuda-oom",
+        families=(
+            # torch's OutOfMemoryError from any accelerator's allocator (CUDA, ROCm's HIP,
+            # Ascend's NPU, Intel's XPU, Apple's MPS, the cudaMallocAsync backend's "Allocation
+            # on device …"), in any wording: the device is named, not the host heap
+            Family(
+                ("OutOfMemoryError",),
+                words=(
+                    "CUDA",
+                    "cuda",
+                    "GPU",
+                    "Tried to allocate",
+                    "out of memory",
+                    "HIP",
+                    "NPU",
+                    "XPU",
+                    "MPS",
+                    "device",
+                ),
+            ),
+            # a runtime's own out-of-memory status, raised by any wrapper
+            Family((), words=_DEVICE_OOM_CODES),
+        ),
+        title="out of GPU memory",
+        summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",
+        fix="lower --mem-fraction-static (e.g. 0.85 -> 0.80), --max-running-requests or --chunked-prefill-size; check no other process uses the GPUs (`nvidia-smi`); the EAGLE-3 drafter and its CUDA graphs need memory outside the KV pool",
+        doc=(
+            'PyTorch could not allocate GPU memory (torch.OutOfMemoryError "CUDA out of memory"), '
+            "or SGLang found no room left for the KV cache after the weights (its pool "
+            "configurator asks for a larger --mem-fraction-static), or GPUs differ in free memory "
+            "because another process holds some."
+        ),
+        patterns=(
+            # torch's caching allocator, whatever the accelerator (CUDA, ROCm's HIP, Ascend's
+            # torch_npu, Intel's XPU, Moore Threads' MUSA): "<DEV> out of memory. Tried to …"
+            pat(
+                r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B)\. (?:GPU|NPU|XPU|Device) (?P<gpu>\d+) has a total capacity of (?P<total>[\d.]+ [KMGT]?i?B) of which (?P<free>[\d.]+ [KMGT]?i?B) is free",
+            ),
+            pat(
+                r"(?P<dev>CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory\. Tried to allocate (?P<tried>[\d.]+ [KMGT]?i?B) \((?:GPU|NPU|XPU|Device) (?P<gpu>\d+); (?P<total>[\d.]+ [KMGT]?i?B) total capacity; .*?(?P<free>[\d.]+ [KMGT]?i?B) free",
+            ),
+            pat(
+                r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP)(?: driver)? error: out of memory.*|(?:cuda|hip)Malloc\w{0,12} failed: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
+                summary="GPU out of memory: {msg}",
+            ),
+            # a runtime's "out of memory" status in a native engine's own log words: CUDA's
+            # error 2 (cudaErrorMemoryAllocation) as llama.cpp/ggml prints it ("CUDA error 2
+            # at ggml-cuda.cu:7949: out of memory"), TurboMind's "CUDA runtime error: out of
+            # memory", HIP's the same; NCCL's device buffer refused ("Failed to CUDA calloc
+            # 67108864 bytes": the memory fraction left nothing for NCCL)
+            pat(
+                r"(?P<msg>.*?\b(?:CUDA|HIP|cuda|hip|ROCm)(?: runtime| driver| API)? error(?: \d+)?(?: at \S+)?: out of memory.*)",
+                summary="GPU out of memory: {msg}",
+            ),
+            pat(
+                r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
+                summary="GPU out of memory (NCCL could not allocate {tried} bytes on the device): {msg}",
+                fix="the memory SGLang reserves (--mem-fraction-static) leaves NCCL no room for its buffers: lower --mem-fraction-static (e.g. 0.95 -> 0.88) and check no other process uses the GPUs (`nvidia-smi`)",
+                # NCCL's own detail of its "unhandled cuda error": the NCCL error is this OOM
+                explains=("nccl-error",),
+            ),
+            *said(
+                "not-enough-memory",
+                anywhere=True,
+                suffix="not-enough-memory-value",
+                summary="no GPU memory left for the KV cache after the weights (mem_fraction_static={mfs})",
+                fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller {graph_max_bs}, or more GPUs (--tp-size)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
+                summary="after the weights, too little GPU memory is left for the KV cache: {msg}",
+                fix="give the KV cache more room (a higher memory fraction), lower the context length, or use more / larger GPUs",
+            ),
+            *said(
+                "kv-no-room",
+                anywhere=True,
+                summary="the loaded weights (target + drafter) leave no GPU memory for the KV cache at mem_fraction_static={mfs}",
+                fix="raise --mem-fraction-static above {suggested} as SGLang says (the drafter's weights count too), or free GPU memory / use more GPUs (--tp-size)",
+            ),
+            *said(
+                "memory-unbalanced",
+                anywhere=True,
+                summary="GPUs have unequal free memory: {msg}",
+                fix="another process uses some of the GPUs: stop it (`nvidia-smi`), then start again",
+            ),
+        ),
+        preflight_rule=None,
+        defaults={"gpu": "?", "tried": "?", "free": "?", "total": "?", "msg": "?", "mfs": "?"},
+        examples=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total capacity of 139.72 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 138.69 GiB memory in use.",
+            example("not-enough-memory")
+            + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),
+            # not from the corpus: ROCm's HIP allocator, the same torch message
+            "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.50 GiB. GPU 5 has a total capacity of 191.98 GiB of which 2.12 GiB is free.",
+            # not from the corpus: llama.cpp's newer wording, and HIP's through ggml
+            "CUDA error: out of memory\n  current device: 1, in function ggml_cuda_pool_malloc at ggml-cuda.cu:402",
+            "ggml_cuda_compute_forward: HIP error 2 at ggml-cuda.cu:2311: out of memory",
+            # not from the corpus: NCCL's device allocation, the malloc form (alloc.h)
+            "misc/alloc.h:134 NCCL WARN Failed to CUDA malloc 33554432 bytes",
+        ),
+    ),
+    Rule(
+        id="cuda-graph-capture-failed",
+        families=(
+            # CUDA refused an operation during stream capture, whatever raised it or wraps it
+            # (torch.compile's InternalTorchDynamoError/BackendCompilerFailed carry the
+            # RuntimeError's words)
+            Family((), words=_CAPTURE_REFUSED),
+        ),
+        signals=(Signal(("cuda",), words=_CAPTURE_REFUSED),),
+        title="CUDA graph capture failed",
+        summary="CUDA graph capture failed: {msg}",
+        fix="lower --mem-fraction-static (e.g. 0.8), or {graph_max_bs} (e.g. 16); last resort {graph_disable} (slow). With EAGLE-3 the draft and verify graphs need extra memory",
+        doc=(
+            "SGLang captures CUDA graphs (target verify/decode, draft decode/extend) after the KV "
+            "cache is allocated; the capture failed, usually out of memory (model_executor/"
+            "runner/decode_cuda_graph_runner.py, speculative/eagle_draft_*_cuda_graph_runner.py, "
+            "which print SGLang's list of possible solutions)."
+        ),
+        patterns=(
+            *said(
+                "cuda-graph-capture-failed",
+                anywhere=True,
+                summary="CUDA graph capture failed: {error}",
+            ),
+            *said("prefill-graph-failed", anywhere=True),
+        ),
+        defaults={"msg": "?", "error": "?"},
+        examples=(
+            example(
+                "cuda-graph-capture-failed",
+                error="CUDA error: operation not permitted when stream is capturing",
+            ),
+        ),
+    ),
+)

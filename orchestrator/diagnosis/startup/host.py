@@ -1,0 +1,478 @@
+"""Start-up rules, as data: the host, the network and distributed start-up: the executable, proxies, ports, rendezvous, Ray, NCCL, host memory, systemd's limits.
+
+Assembled in priority order by `orchestrator.diagnosis.startup`."""
+
+from __future__ import annotations
+
+from orchestrator.diagnosis.enrich import (
+    _enrich_rendezvous,
+    _enrich_warmup,
+)
+from orchestrator.diagnosis.model import (
+    _EXC,
+    FALLBACK,
+    HINT,
+    Family,
+    Rule,
+    Signal,
+    pat,
+    said,
+    under,
+)
+from orchestrator.diagnosis.startup.patterns import (
+    _ADDR_IN_USE,
+    _LOOPBACK,
+)
+from orchestrator.sglang import code
+
+__all__ = ["RULES"]
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="exec-failed",
+        title="systemd could not start the command",
+        summary="systemd could not run the service's command: {msg}",
+        fix="check ExecStart= (the Python path {path} must exist and be executable), WorkingDirectory= and User= of the unit; re-render it with `deploy up`",
+        doc=(
+            "systemd failed before SGLang ran: the executable, working directory or user of the "
+            "unit is wrong (status=203/EXEC, 200/CHDIR, 217/USER)."
+        ),
+        patterns=(
+            pat(
+                r"Failed to locate executable (?P<path>\S+): (?P<msg>.*)",
+            ),
+            pat(
+                r"Failed at step (?P<step>[A-Z_]+) spawning (?P<path>\S+): (?P<msg>.*)",
+            ),
+            pat(
+                r"Main process exited, code=exited, status=(?P<msg>(?:203/EXEC|200/CHDIR|217/USER|209/STDOUT|226/NAMESPACE))",
+            ),
+        ),
+        defaults={"path": "?", "msg": "?"},
+        examples=(
+            "sglang-kimi.service: Failed to locate executable /opt/sglang/bin/python3: No such file or directory",
+            "sglang-kimi.service: Failed at step EXEC spawning /opt/sglang/bin/python3: No such file or directory",
+        ),
+    ),
+    Rule(
+        id="warmup-proxy",
+        families=(
+            # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
+            # not deeper in the model it ran: the request to its own port did not get through
+            Family((), site_functions=code.WARMUP_FUNCTIONS),
+        ),
+        signals=(
+            # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
+            Signal(("sglang-warmup",), role=FALLBACK),
+        ),
+        title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
+        summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "After the HTTP server starts, SGLang sends itself a warm-up request; it fails when an "
+            "HTTP proxy from the environment (http_proxy / HTTPS_PROXY, often set system-wide) "
+            "intercepts the request to 127.0.0.1 and answers 502/403/407 itself. The server "
+            "then kills itself although it was healthy."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError): (?P<msg>res=<Response \[(?P<status>(?!200)\d{3})\]>.*)",
+            ),
+            pat(
+                r"(?P<msg>.*warmup error:.*(?:ProxyError|Tunnel connection failed|407 Proxy Authentication Required).*)",
+                status="407",
+            ),
+            # a request to this host's own loopback or wildcard address written in proxy form
+            # (an absolute URL as the target: urllib3/requests log it so only when they send it
+            # to a proxy) and refused: whoever sent it, a proxy answered for the server
+            pat(
+                r'"(?:GET|POST|HEAD|PUT) (?P<target>https?://'
+                + _LOOPBACK
+                + r'(?::\d{1,5})?/\S{0,300}) HTTP/[\d.]{1,3}" (?P<status>[45]\d\d)\b',
+                role=FALLBACK,
+                summary="a request to the server's own address went through an HTTP proxy, which answered HTTP {status} ({target})",
+            ),
+            # requests' raise_for_status on a loopback URL with a proxy's typical status (never
+            # the Hub's 403: the URL is this host's), or a ProxyError on a loopback host: the
+            # proxy variables cover 127.0.0.1
+            pat(
+                r"(?P<msg>.*\b(?P<status>403|407|502|504) (?:Client|Server) Error: [\w ]{1,60} for url: https?://"
+                + _LOOPBACK
+                + r"\b.*)",
+            ),
+            pat(
+                r"(?P<msg>.*host='"
+                + _LOOPBACK
+                + r"'.{0,300}?(?:ProxyError|Tunnel connection failed|Proxy Authentication Required).*)",
+                status="407",
+            ),
+        ),
+        defaults={"msg": "?", "status": "?"},
+        enrich=_enrich_warmup,
+        examples=(
+            under(
+                f".../{code.EXAMPLE_FILES['http-server']}",
+                "_execute_server_warmup",
+                "AssertionError: res=<Response [502]>, res.text=''",
+            ),
+            # not from the corpus: the proxy's answer as urllib3's debug log shows it
+            'http://proxy.corp:3128 "POST http://127.0.0.1:30000/generate HTTP/1.1" 502 0',
+            # not from the corpus: requests refused by a proxy on the way to 127.0.0.1
+            "requests.exceptions.ProxyError: HTTPConnectionPool(host='127.0.0.1', port=30000): Max retries exceeded with url: /get_model_info (Caused by ProxyError('Unable to connect to proxy', OSError('Tunnel connection failed: 403 Forbidden')))",
+        ),
+    ),
+    Rule(
+        id="port-in-use",
+        families=(
+            # EADDRINUSE in any library's words (uvicorn, zmq, c10d, gloo, asyncio), any type
+            Family((), words=_ADDR_IN_USE),
+        ),
+        signals=(Signal(("error-level",), words=_ADDR_IN_USE),),
+        title="a port SGLang needs is taken",
+        summary="port {port} is already in use: {msg}",
+        fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
+        doc=(
+            "SGLang never checks the HTTP port before loading the model: uvicorn fails to bind "
+            'after minutes of loading ("[Errno 98] … address already in use"). The internal '
+            "ports (ZMQ, dist-init / torch TCPStore, NCCL) fail earlier (SGLang's own port "
+            'checks, torch\'s "EADDRINUSE").'
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>\[(?:Errno|WinError) (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
+            ),
+            pat(
+                r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
+            ),
+            *said("port-not-available", anywhere=True),
+            *said(
+                "port-in-use", anywhere=True, fields={"ports": r"(?:.*?nccl_port=(?P<port>\d+))?.*"}
+            ),
+            pat(r"(?P<msg>.*?(?P<port>\d+) is already in use.*)"),
+            # c10d's TCPStore (its warning per address; its give-up line names no errno, and
+            # errno 13 there is a privileged port, not a taken one), Go's and Node's net errors: a bind/listen on host:port refused with
+            # EADDRINUSE ("failed to bind to 0.0.0.0:1034 (errno: 98 - Address already in
+            # use)", "listen tcp :8080: bind: address already in use", "listen EADDRINUSE:
+            # address already in use :::3000")
+            pat(
+                r"(?P<msg>.*?\b(?:bind|listen)\b[^:\n]{0,40}?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(?P<port>\d{2,5})\b.{0,80}?(?:[Aa]ddress already in use|EADDRINUSE|errno: (?:98|48|10048)\b).*)",
+            ),
+            pat(
+                r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
+            ),
+            # a server that scans for a free port and finds none (gradio's launch())
+            pat(
+                r"(?P<msg>.*Cannot find empty port in range: (?P<port>\d+)-\d+.*)",
+            ),
+        ),
+        preflight_rule=None,
+        defaults={"port": "?", "msg": "?"},
+        examples=(
+            # not from the corpus: Go's net package, Node's, gradio's own scan
+            "listen tcp 0.0.0.0:8080: bind: address already in use",
+            "Error: listen EADDRINUSE: address already in use :::3000",
+            "OSError: Cannot find empty port in range: 7861-7861. You can specify a different port by setting the GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
+            "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+            # not from the corpus: Windows' WSAEADDRINUSE as Python's asyncio prints it
+            "OSError: [Errno 10048] error while attempting to bind on address ('0.0.0.0', 30000): only one usage of each socket address (protocol/network address/port) is normally permitted",
+        ),
+    ),
+    Rule(
+        id="dist-init-timeout",
+        families=(
+            Family(
+                (
+                    "DistNetworkError",
+                    "DistStoreError",
+                    "RendezvousConnectionError",
+                    "RendezvousTimeoutError",
+                ),
+                # the master's socket refused a privileged port (EACCES, errno 13): a local
+                # permission, not the ranks failing to meet (a taken port is port-in-use's,
+                # whose family comes first; an address not on this host, errno 99, is a wrong
+                # --dist-init-addr and stays here)
+                unless=("Permission denied", "errno: 13", "EACCES"),
+            ),
+            Family(
+                ("TimeoutError", "RuntimeError"),
+                words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
+                frames=code.DISTRIBUTED_PACKAGES,
+                both=True,
+            ),
+        ),
+        # torch's C++ store/rendezvous logging its own failure (glog E lines, elastic agent)
+        signals=(
+            Signal(
+                ("c10d", "error-level"),
+                words=("timed out", "Timed out", "failed to connect", "Connection refused"),
+            ),
+            Signal(("c10d",), words=("RendezvousConnectionError", "RendezvousTimeoutError")),
+        ),
+        title="the ranks could not meet: torch.distributed rendezvous failed",
+        summary="torch.distributed could not connect the ranks: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "Before NCCL, the ranks meet over TCP (torch's c10d store at --dist-init-addr, and "
+            "Gloo for the CPU group). In a multi-node (or containerised) deployment this fails "
+            'when a node cannot reach the address or Gloo picks the wrong interface: "Gloo '
+            'connectFullMesh failed", "The client socket has failed to connect to any network '
+            'address of (host, port)", "Timed out waiting …ms for send operation".'
+        ),
+        patterns=(
+            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)"),
+            pat(
+                r"(?P<msg>.*The client socket has timed out after \d+m?s while trying to connect to \((?P<host>[^,]+), (?P<port>\d+)\).*)",
+            ),
+            pat(r"(?P<msg>.*connect\(\) timed out\. Original timeout was \d+ ms.*)"),
+            pat(
+                r"(?P<msg>.*Unable to find address for: (?P<iface>[\w.:-]+).*)",
+                fixhint="GLOO_SOCKET_IFNAME (or NCCL_SOCKET_IFNAME) names a network interface this host does not have: set it to one `ip -br addr` lists, the same network on every node",
+            ),
+            pat(
+                r"(?P<msg>.*The client socket has failed to connect to any network address of \((?P<host>[^,]+), (?P<port>\d+)\).*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:gloo|Gloo).*Timed out waiting \d+ms for (?:send|recv) operation to complete.*)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
+            ),
+        ),
+        defaults={"msg": "?", "host": "", "port": "?"},
+        enrich=_enrich_rendezvous,
+        examples=(
+            "[rank1]:[E528 08:52:46.164 ProcessGroupGloo.cpp:145] Gloo connectFullMesh failed with [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+            "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
+            # not from the corpus: torch >= 2.2's client timeout
+            "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
+        ),
+    ),
+    Rule(
+        id="ray-init-failed",
+        title="Ray did not come up",
+        summary="Ray, which runs the engine's workers, failed before the model loaded: {msg}",
+        fix="the Ray runtime under the server is broken: stop stale Ray processes (`ray stop --force`), make sure /tmp (Ray's session dir) is writable and not full, or run without Ray (a single node needs no Ray executor)",
+        doc=(
+            "When the engine runs its workers under Ray, a Ray runtime that cannot start (a core "
+            "worker that cannot register with its raylet, a stale session, a full /tmp) fails "
+            "the start before any model code runs."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
+            ),
+        ),
+        defaults={"msg": "?"},
+        examples=(
+            "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",
+        ),
+    ),
+    Rule(
+        id="host-oom-killed",
+        title="the kernel OOM killer killed the server (host RAM)",
+        summary="the kernel OOM killer killed {comm} (host memory, not GPU memory)",
+        fix=(
+            "give the service more host RAM: raise or remove MemoryMax=/MemoryHigh= in the unit, "
+            "stop other memory users, check /dev/shm and page cache; loading a TP=8 Kimi K2.6 "
+            "maps the checkpoint in every rank (confirm with `dmesg -T | grep -i oom`)"
+        ),
+        doc=(
+            "The kernel's OOM killer (or the unit's cgroup memory limit) sent SIGKILL: systemd logs "
+            '"A process of this unit has been killed by the OOM killer." and "Failed with '
+            "result 'oom-kill'\"; the kernel logs \"Out of memory: Killed process …\"; SGLang's "
+            "parent reports the scheduler rank that died with exit code -9. A bare "
+            "SIGKILL (status=9/KILL, exit 137, exit code -9) without those is reported as a hint "
+            "only when nothing else explains the failure."
+        ),
+        patterns=(
+            pat(r"A process of this unit has been killed by the OOM killer"),
+            pat(r"Failed with result 'oom-kill'"),
+            pat(
+                r"(?:Memory cgroup )?[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
+            ),
+            pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)"),
+            pat(
+                r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
+                comm="a worker (killed by Ray's memory monitor)",
+            ),
+            pat(
+                r"(?P<msg>.*The actor is dead because its worker process has died.*)",
+                role=HINT,
+                summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            # the shell's report of a SIGKILLed foreground command: bash's "Killed" on its own
+            # line or after a progress bar's \r (no newline: "Loading checkpoint shards:  38%|…|
+            # 3/8 [00:02<00:03]Killed"), macOS's "Killed: 9", bash's job line "line 1: 4242
+            # Killed  python …", zsh's "zsh: killed  python …"
+            pat(
+                r"\A(?P<msg>(?:.*[\]|])?\s*Killed(?:: 9)?)\s*\Z",
+                role=HINT,
+                summary="the shell reports the process was killed (SIGKILL) with no error logged before it: the usual sender is the kernel OOM killer, out of host RAM while loading (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            pat(
+                r"\A(?P<msg>.*?(?:\b\d+ Killed|zsh: killed)\s+\S.*)",
+                role=HINT,
+                summary="the shell reports the process was killed (SIGKILL) with no error logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            pat(
+                r"Main process exited, code=killed, status=(?P<sig>9/KILL)",
+                role=HINT,
+                summary="a process of the service was killed with SIGKILL and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            *said(
+                "scheduler-died",
+                anywhere=True,
+                fields={"code": "-9"},
+                role=HINT,
+                summary="scheduler rank {rank} was killed with SIGKILL (exit code -9) and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+        ),
+        explains=("nccl-error",),
+        defaults={"comm": "a process of the service"},
+        examples=(
+            "sglang-kimi.service: A process of this unit has been killed by the OOM killer.",
+            "sglang-kimi.service: Failed with result 'oom-kill'.",
+            "Out of memory: Killed process 48213 (sglang::schedul) total-vm:912345678kB, anon-rss:201234567kB, file-rss:0kB, shmem-rss:0kB, UID:998 pgtables:401234kB oom_score_adj:0",
+            # not from the corpus: the shell's words for the SIGKILL
+            "Loading safetensors checkpoint shards:  41% Completed | 7/17 [00:31<00:44,  3.42s/it]Killed",
+            "run.sh: line 3: 48213 Killed                  python3 -m sglang.launch_server --model-path /models/kimi",
+        ),
+    ),
+    Rule(
+        id="host-memory-exhausted",
+        families=(Family(("MemoryError",)),),
+        title="host memory or shared memory ran out (without the OOM killer)",
+        summary="the host could not give the server memory: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "A process of the server could not allocate host memory or shared memory: "
+            '"OSError: [Errno 12] Cannot allocate memory" (RAM, overcommit or a cgroup limit), '
+            'NCCL\'s "posix_fallocate failed: No space left on device" or torch\'s "unable to '
+            'write to file </torch_…>" (a /dev/shm too small, typically 64 MB in a container).'
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*(?:posix_fallocate failed: No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
+                fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
+            ),
+            # a shared-memory request larger than the /dev/shm there is (Ray's object store:
+            # "System memory request exceeds memory available in /dev/shm"), or the advice to
+            # enlarge it that a runtime prints with its failure
+            pat(
+                r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
+                fixhint="/dev/shm is smaller than the server's shared memory needs (Ray's object store, NCCL, torch): give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>OSError|MemoryError): (?P<msg>\[Errno 12\] Cannot allocate memory.*)",
+                fixhint="a process could not get host memory (Errno 12, ENOMEM): free RAM or raise the unit's MemoryMax=/LimitAS=, check vm.overcommit_memory (2 refuses large mappings) and /dev/shm; a TP=8 server starts 8+ processes that each map the checkpoint",
+            ),
+            # torch's CPU allocator, and Windows' commit limit (a paging file too small for
+            # the process's mappings: error 1455)
+            pat(
+                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
+                fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
+            ),
+            pat(
+                # the first "Bus error" is kept (atomic group): linear even when no shm word follows
+                r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
+                fixhint="a bus error on shared memory: /dev/shm is too small (containers: --shm-size 16g or --ipc=host)",
+            ),
+        ),
+        defaults={"msg": "?", "fixhint": "free host memory or enlarge /dev/shm"},
+        explains=("nccl-error",),
+        examples=(
+            "OSError: [Errno 12] Cannot allocate memory",
+            "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device",
+            # not from the corpus: torch's CPU allocator refusing
+            "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)",
+            # not from the corpus: torch's DataLoader worker on a container's 64 MB /dev/shm
+            "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        ),
+    ),
+    Rule(
+        id="nccl-error",
+        families=(
+            Family(("DistBackendError", "NcclError")),
+            Family(
+                ("RuntimeError",),
+                words=(
+                    "NCCL error",
+                    "NCCL Error",
+                    "ncclSystemError",
+                    "ncclInternalError",
+                    "ncclUnhandledCudaError",
+                    "ncclRemoteError",
+                ),
+            ),
+        ),
+        title="NCCL / torch.distributed communication failed",
+        summary="NCCL communication between the GPUs failed: {msg}",
+        fix="check `nvidia-smi topo -m` and the fabric manager (HGX NVSwitch), that no other job uses the GPUs, shared memory (/dev/shm large enough; no PrivateTmp/ProtectSystem blocking it); rerun with Environment=NCCL_DEBUG=INFO for the detail; NCCL_P2P_DISABLE=1 / NCCL_IB_DISABLE=1 narrow it down",
+        doc=(
+            'NCCL (the GPU collective library) failed during init or a collective: "NCCL error '
+            'in: …, unhandled system error", ncclInternalError/ncclSystemError, "NCCL WARN …", '
+            'or torch\'s watchdog "caught collective operation timeout". When one rank dies '
+            "first, the others print NCCL errors as consequences: the earlier cause wins."
+        ),
+        patterns=(
+            pat(r"NCCL error in: (?P<where>\S+?),? (?P<msg>.*)"),
+            pat(
+                r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
+            ),
+            pat(r"NCCL error: (?P<msg>.*)"),
+            pat(
+                r"Watchdog caught collective operation timeout: (?P<msg>.*)",
+            ),
+            pat(r"NCCL WARN (?P<msg>.*)"),
+            pat(
+                r"(?P<msg>.*\bnccl(?:InternalError|SystemError|UnhandledCudaError|RemoteError|InvalidUsage|InvalidArgument)\b.*)",
+            ),
+        ),
+        defaults={"msg": "?"},
+        examples=(
+            "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
+            "node-3:48213:48390 [3] NCCL WARN socketProgress: Connection closed by remote peer node-5<47642>",
+            "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
+        ),
+    ),
+    Rule(
+        id="start-limit-hit",
+        title="systemd stopped restarting the service",
+        summary="systemd refused to start the unit again: it failed too often in a row (start-limit-hit)",
+        fix="find why the earlier starts failed (`deploy logs --classify` on an earlier invocation), fix that, then `systemctl reset-failed <unit>` and start again",
+        doc=(
+            "Restart= kept restarting a failing service until StartLimitBurst= starts within "
+            'StartLimitIntervalSec=; systemd then logs "Start request repeated too quickly." and '
+            "gives up (Result=start-limit-hit). The cause is in the earlier invocations."
+        ),
+        patterns=(
+            pat(r"Start request repeated too quickly"),
+            pat(r"Failed with result 'start-limit-hit'", gate="ailed"),
+        ),
+        role=FALLBACK,
+        examples=("sglang-kimi.service: Start request repeated too quickly.",),
+    ),
+    Rule(
+        id="startup-timeout",
+        title="the start did not finish in time",
+        summary="the start did not finish in time; no error in the log (last step reached: {phase})",
+        fix="if it was still progressing ({phase}), raise the deadline (profile start_timeout / TimeoutStartSec=): loading Kimi K2.6 and capturing EAGLE-3 CUDA graphs takes many minutes; if it hung, look for a stuck NCCL init (NCCL_DEBUG=INFO) or slow storage",
+        doc=(
+            "`deploy up` gave up waiting for /health, or systemd's TimeoutStartSec= passed "
+            '("start operation timed out. Terminating.", Result=timeout), and the log holds no '
+            "error. The summary names the last start-up milestone reached."
+        ),
+        patterns=(
+            pat(r"start(?:-pre|-post)? operation timed out\. Terminating"),
+            pat(r"Failed with result 'timeout'"),
+        ),
+        role=FALLBACK,
+        defaults={"phase": "none seen"},
+        examples=("sglang-kimi.service: start operation timed out. Terminating.",),
+    ),
+)

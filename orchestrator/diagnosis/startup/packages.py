@@ -1,0 +1,495 @@
+"""Start-up rules, as data: the model, the Hugging Face Hub and the Python packages: imports, Hub access and auth, weights and architectures.
+
+Assembled in priority order by `orchestrator.diagnosis.startup`."""
+
+from __future__ import annotations
+
+from orchestrator import sglang
+from orchestrator.diagnosis.enrich import (
+    _enrich_hf_auth,
+    _enrich_import,
+)
+from orchestrator.diagnosis.model import (
+    _EXC,
+    FALLBACK,
+    Family,
+    Rule,
+    Signal,
+    example,
+    pat,
+    said,
+)
+from orchestrator.diagnosis.startup.patterns import (
+    _CUDA_RUNTIME_LIB,
+    _HUB_REFUSED,
+    _NOT_A_FILE,
+    _NOT_BENIGN,
+    _NOT_DRIVER_LIB,
+)
+from orchestrator.sglang import code
+
+__all__ = ["RULES"]
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="python-import-error",
+        families=(
+            Family(("ModuleNotFoundError", "ImportError")),
+            # a wrapper that carries Python's words in its message (transformers' lazy module:
+            # "Failed to import transformers.models.x because of the following error ...:
+            # No module named 'y'")
+            Family(
+                ("RuntimeError", "OSError", "ValueError"),
+                words=("No module named '", "cannot import name '"),
+            ),
+            # the dynamic loader missing a shared library, raised as an OSError (ctypes' CDLL,
+            # torch.ops.load_library) rather than an ImportError; the NVIDIA driver's own
+            # libraries are gpu-unavailable's
+            Family(
+                ("OSError",),
+                words=("cannot open shared object file",),
+                unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
+            ),
+        ),
+        # an import failure reported by a supervisor, a worker pool or a launcher in its own
+        # ERROR line (no exception line of its own): Python's words, any wrapper
+        signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
+        title="a Python module is missing or broken",
+        summary="Python could not import {module}: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "The interpreter of the unit lacks a module (ModuleNotFoundError / ImportError), "
+            "often because ExecStart uses another Python than the one SGLang was installed into, "
+            "or a compiled extension (sgl_kernel, flashinfer) does not match torch/CUDA "
+            '("undefined symbol", "cannot open shared object file").'
+        ),
+        patterns=(
+            # a library of the CUDA runtime/toolkit of one major version that the loader cannot
+            # find (libnvrtc.so.12, libcudart.so.11.0, libcublasLt.so.13, ...), whoever needs it
+            # (sgl_kernel, flashinfer, torch, a llama.cpp wheel): a missing shared library is an
+            # import failure (not the NVIDIA driver's own libcuda.so.1 / libnvidia-ml.so.1, that
+            # is gpu-unavailable); the fix names both remedies (enrich)
+            pat(
+                r"^(?:[-*]\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError|RuntimeError): (?:.{0,200}?: )?(?P<msg>(?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+            ),
+            pat(
+                r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)'.*)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>ImportError): "
+                + _NOT_DRIVER_LIB
+                + r"(?P<msg>(?:cannot import name '(?P<name>[^']+)' from '(?P<module>[^']+)'|(?P<lib>\S+?): cannot open shared object file).*)",
+            ),
+            pat(_EXC + r"(?P<exc>ImportError): " + _NOT_DRIVER_LIB + r"(?P<msg>.+)"),
+            # sgl_kernel's loader gave up: a fallback, so that the cause it lists under it (a
+            # missing CUDA library, an undefined symbol) names the diagnosis when logged
+            pat(
+                r"(?P<msg>\[sgl_kernel\] CRITICAL: Could not load any common_ops library!?)",
+                module="sgl_kernel",
+                critical="1",
+                role=FALLBACK,
+            ),
+            pat(r"^\S*python[\d.]*: (?P<msg>No module named (?P<module>\S+))$"),
+            # an import that failed, told in a wrapper's own words with Python's ("Encountered
+            # exception while importing decord: No module named 'decord'", "Failed to import
+            # from vllm._C with ModuleNotFoundError(...)"): a fallback, so that any cause
+            # logged elsewhere wins, and never on a warning about an optional package
+            pat(
+                _NOT_BENIGN
+                + r"(?!.*(?:WARNING|Warning|warning|not available|will not be|optional|[Ss]kipping))(?P<msg>.*?\b(?:[Ee]xception|[Ee]rror|[Ff]ailed|[Cc]ould not|[Cc]annot|[Uu]nable to)\b.{0,200}?\bNo module named '(?P<module>[^']{1,200})'.*)",
+                role=FALLBACK,
+            ),
+        ),
+        defaults={"module": "", "msg": "?", "critical": ""},
+        enrich=_enrich_import,
+        examples=(
+            "/opt/sglang/bin/python3: Error while finding module specification for 'sglang.launch_server' (ModuleNotFoundError: No module named 'sglang')",
+            "ModuleNotFoundError: No module named 'sgl_kernel'",
+            # a wrapper's own words around Python's (not from the corpus)
+            "ERROR 05-02 10:11:12 [registry.py:412] Error in inspecting model architecture 'Qwen2VLForConditionalGeneration': No module named 'qwen_vl_utils'",
+        ),
+    ),
+    Rule(
+        id="hf-auth",
+        families=(
+            Family(("GatedRepoError",)),
+            Family(("HfHubHTTPError", "RepositoryNotFoundError"), words=_HUB_REFUSED),
+            # a generic HTTP client's error is the Hub's only when it names the Hub
+            Family(
+                ("HTTPError", "OSError"),
+                words=_HUB_REFUSED,
+                and_words=(
+                    "huggingface.co",
+                    "hf.co",
+                    "hf-mirror.com",
+                    "gated repo",
+                    "Hugging Face",
+                ),
+            ),
+            # ... or when it was raised under the Hub's client (huggingface_hub's
+            # hf_raise_for_status re-raising requests'/httpx's 401/403, whatever the message)
+            Family(
+                ("HTTPError", "HTTPStatusError", "HfHubHTTPError", "OSError"),
+                words=_HUB_REFUSED,
+                frames=code.HUB_CLIENT_PACKAGES,
+                both=True,
+            ),
+        ),
+        title="the Hugging Face repo is gated or needs a token",
+        summary="{repo} needs an authorised Hugging Face token: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "The model (or drafter) is a gated or private Hub repo and the service has no token "
+            'with access: "Cannot access gated repo for url …", "… is gated. You must be '
+            'authenticated to access it", GatedRepoError, 401/403 from huggingface.co. The '
+            "service reads HF_TOKEN from its environment file, not from a login shell."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*Cannot access gated repo for url (?P<url>\S*?huggingface\.co/(?:api/models/)?(?P<repo>[\w.-]+/[\w.-]+))\S*.*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:Repo model|Access to model) (?P<repo>[\w.-]+/[\w.-]+) is (?:gated|restricted).*)",
+            ),
+            # the same refusals with the URL or repo id cut or redacted by whoever posted the
+            # log ("Cannot access gated repo for url https://huggingface.co/ ...", "Access to
+            # model {model_id} is restricted"), and huggingface_hub's own sentence for it
+            # (errors.py: "... You must have access to it and be authenticated to access it.")
+            pat(
+                r"(?P<msg>.*(?:\bCannot access gated repo\b|\b(?:Repo model|Access to model) \S{1,300} is (?:gated|restricted)\b|[Yy]ou must (?:have access to it and )?be authenticated to access it).*)",
+            ),
+            pat(
+                _EXC + r"(?P<msg>(?:GatedRepoError|huggingface_hub\.errors\.GatedRepoError): .*)",
+            ),
+            pat(
+                r"(?P<msg>.*\b(?:401|403) Client Error.*(?:huggingface\.co|hf-mirror\.com)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*)",
+            ),
+            # the Hub (or hf-mirror.com, the mirror HF_ENDPOINT often names) refused (401/403)
+            # a request from any client, in its own words: Rust's
+            # hf-hub "Status(403, Response[... url: https://huggingface.co/...])", httpx's
+            # "Client error '401 Unauthorized' for url 'https://huggingface.co/...'",
+            # "HTTP Error 403: Forbidden ... huggingface.co/...", Node's "status code 401"
+            pat(
+                r"\A(?=.{0,8192}?(?:Unauthorized|Forbidden|[Ss]tatus|HTTP|[Cc]lient error))(?P<msg>(?>.*?(?<![\w.:/-])(?P<status>401|403)(?![\w.:/-])).*?(?:huggingface\.co|hf\.co|hf-mirror\.com)/(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*)",
+                ("huggingface.co", "hf.co", "hf-mirror.com"),
+            ),
+            # the same, the URL first: "<url>: status code 403", "<url> (HTTP status 401)"
+            pat(
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|hf\.co|hf-mirror\.com)/)(?>(?:api/models/)?)(?P<repo>[\w.-]+/[\w.-]+)"
+                + _NOT_A_FILE
+                + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
+                ("huggingface.co", "hf.co", "hf-mirror.com"),
+            ),
+            pat(
+                r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
+            ),
+        ),
+        preflight_rule="model-path-hub",
+        defaults={"msg": "?", "repo": ""},
+        enrich=_enrich_hf_auth,
+        examples=(
+            "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json.",
+            "Access to model meta-llama/Llama-2-7b-chat-hf is restricted. You must be authenticated to access it.",
+            # other HTTP clients' words for the Hub's 401/403 (not from the corpus)
+            "huggingface_hub.errors.HfHubHTTPError: Client error '401 Unauthorized' for url 'https://huggingface.co/api/models/meta-llama/Llama-3.1-8B/revision/main'",
+            "Error: request error: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json: status code 403",
+        ),
+    ),
+    Rule(
+        id="hf-hub-unreachable",
+        families=(
+            Family(("LocalEntryNotFoundError", "OfflineModeIsEnabled")),
+            Family(
+                (
+                    "ConnectionError",
+                    "MaxRetryError",
+                    "ConnectTimeout",
+                    "ReadTimeout",
+                    "NameResolutionError",
+                    "ConnectTimeoutError",
+                    # the same failures as httpx, aiohttp, socket and ssl name them
+                    "ConnectError",
+                    "ReadError",
+                    "ClientConnectorError",
+                    "gaierror",
+                    "SSLError",
+                    "ProxyError",
+                    # a download cut off half-way (the connection, not the repo)
+                    "ConnectionResetError",
+                    "ConnectionRefusedError",
+                    "RemoteDisconnected",
+                    "ChunkedEncodingError",
+                    "IncompleteRead",
+                    "ProtocolError",
+                ),
+                words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
+                frames=("huggingface_hub/",),
+                # transformers' "… is not a local folder and is not a valid model identifier
+                # listed on 'https://huggingface.co/models'" names the Hub but says it answered
+                # (the id does not exist): model-not-found's
+                unless=("valid model identifier",),
+            ),
+            # transformers raises OSError for the Hub unreachable and for a missing model alike
+            # (the latter names huggingface.co too, as where to look): only a connection word
+            # makes it this family
+            Family(
+                ("OSError",),
+                words=("huggingface.co", "hf.co", "HF_HUB_OFFLINE"),
+                frames=("huggingface_hub/",),
+                and_words=(
+                    "connect",
+                    "Connection",
+                    "timed out",
+                    "Timeout",
+                    "offline",
+                    "network",
+                    "Network",
+                    "unreachable",
+                    "resolve host",
+                    "name resolution",
+                    "proxy",
+                    "Proxy",
+                    "SSL",
+                    "certificate",
+                    "Max retries",
+                    "internet",
+                ),
+            ),
+        ),
+        title="the Hugging Face Hub cannot be reached",
+        summary="the model had to come from the Hugging Face Hub, which is unreachable: {msg}",
+        fix="download the model (and drafter) ahead and point --model-path / --speculative-draft-model-path at the local directories, or allow outbound HTTPS to huggingface.co (proxy: HTTPS_PROXY in the unit's Environment=); with HF_HUB_OFFLINE=1 the files must already be in HF_HOME",
+        doc=(
+            "A Hub id (not a local path) was given and the host is offline, behind a proxy, or "
+            "has HF_HUB_OFFLINE=1 with an empty cache. huggingface_hub / transformers print "
+            "\"We couldn't connect to 'https://huggingface.co' …\", LocalEntryNotFoundError, or "
+            "a requests ConnectionError naming huggingface.co."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>We couldn't connect to '(?P<url>https?://[^']+)'.*)",
+            ),
+            pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)"),
+            pat(
+                r"(?P<msg>.*OfflineModeIsEnabled: .*|.*offline mode is enabled.*)",
+            ),
+            pat(
+                r"(?P<msg>.*Cannot find the requested files in the (?:disk )?cache and outgoing traffic has been disabled.*)",
+            ),
+            pat(
+                r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b|hf-mirror\.com)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
+            ),
+        ),
+        preflight_rule="model-path-hub",
+        defaults={"msg": "?"},
+        examples=(
+            "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.",
+            "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' to False.",
+        ),
+    ),
+    Rule(
+        id="model-not-found",
+        families=(
+            Family(
+                (
+                    "RepositoryNotFoundError",
+                    "EntryNotFoundError",
+                    "RevisionNotFoundError",
+                    "HFValidationError",
+                )
+            ),
+            # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
+            # transformers' hub code); 401/403 are hf-auth's, connection errors the unreachable Hub's
+            Family(
+                ("HTTPError", "HfHubHTTPError"),
+                words=("404 Client Error", "404 Not Found"),
+                frames=("huggingface_hub/", "transformers/utils/hub"),
+                both=True,
+            ),
+            Family(
+                ("OSError", "FileNotFoundError", "ValueError"),
+                words=(
+                    "does not appear to have a file named",
+                    "is not a local folder",
+                    "valid model identifier",
+                    "Repo id must",
+                    "Can't load the configuration",
+                ),
+            ),
+        ),
+        title="the model path or Hub id does not exist",
+        summary="model not found: {msg}",
+        fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors (path: {path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
+        doc=(
+            "The model or drafter path is wrong: a local path that does not exist is taken for a "
+            'Hub repo id (huggingface_hub\'s HFValidationError "Repo id must be in the form …"), '
+            "the directory lacks config.json, the Hub repo does not exist or is gated."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?:HFValidationError): (?P<msg>Repo id must be in the form .*?: '(?P<path>[^']+)'.*)",
+            ),
+            # transformers' "<path> does not appear to have a file named <file>" (config.json,
+            # preprocessor_config.json, the weights; "files named" in newer releases), raised as
+            # OSError/EnvironmentError and often quoted inside a wrapper's or a user's words
+            pat(
+                r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named \(?'?(?P<file>[\w.-]+).*)",
+            ),
+            # diffusers' and older transformers' "Error no file named <weights or config>
+            # found in directory <path>"
+            pat(
+                r"(?P<msg>Error no file named (?P<file>[\w.-]+).{0,200}? found in directory (?P<path>[^\s'\"]{1,400}).*)",
+            ),
+            # transformers' loaders, each component in its own words: "Can't load tokenizer
+            # for 'x'", "Can't load config for 'x'", "Can't load image processor for 'x'",
+            # "Can't load feature extractor for 'x'" (the local directory lacks its files, or
+            # the id names no repo)
+            pat(
+                r"(?P<msg>Can't load (?:the )?(?P<what>tokenizer|config|configuration|image processor|feature extractor|processor|weights|model) (?:for|of) '(?P<path>[^']{1,400})'.*)",
+            ),
+            # a local file path (a weights file) sent to the Hub as a repo id: the Hub answers
+            # 401 (unauthenticated) or 404 for the repo that does not exist
+            pat(
+                r"(?P<msg>\b(?:401|404) Client Error.*?huggingface\.co/(?:api/models/)?(?P<path>[\w.-]+/[\w.-]+\.(?:bin|gguf|ggml|safetensors|pt|pth|ckpt|onnx|h5|msgpack))(?![\w.-]).*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:is not a local folder and is not a valid model identifier|Can't load the configuration of '(?P<path>[^']+)').*)",
+            ),
+            pat(_EXC + r"(?P<msg>RepositoryNotFoundError: .*)"),
+            # huggingface_hub's body lines under any exception type (the first line holds only
+            # the status and a request id): the repo, the revision or the file is not there
+            pat(
+                r"(?P<msg>(?:Repository|Revision|Entry) Not Found for url: (?P<path>\S{1,400}).*)",
+            ),
+            # SGLang's loader found the directory (or repo) but no weight files in it
+            *said(
+                "no-model-weights",
+                anywhere=True,
+                summary="no weight files found for {path}: {msg}",
+                fix="point --model-path (and --speculative-draft-model-path) at the checkpoint directory itself, holding its *.safetensors (or *.bin) files, not a parent or a config-only copy; check the download finished and that --load-format fits the files",
+            ),
+            # transformers' hub code (utils/hub.py) refusing a path that is neither a local
+            # folder nor a Hub id
+            pat(
+                r"(?P<msg>Incorrect path_or_model_id: '(?P<path>[^']{1,400})'.*)",
+            ),
+            pat(
+                _EXC
+                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?P<path>[^']+)')",
+            ),
+            pat(
+                _EXC
+                + r"ValueError: (?P<msg>Unrecognized model in (?P<path>\S+)\. Should have a `model_type` key.*)",
+            ),
+            # deploy's own check oneshot (templates/sglang-check.service.j2), before any load
+            pat(
+                r"deploy-check: (?P<msg>(?:model|drafter) (?:directory )?(?P<path>/\S*?)(?:/config\.json)? (?:does not exist|is missing or not readable.*|has no weight files.*))",
+            ),
+        ),
+        preflight_rule="model-path-missing",
+        defaults={"msg": "?", "path": "the path in the message"},
+        examples=(
+            "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
+            "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
+            "deploy-check: drafter directory /models/Kimi-K2.6-EAGLE3 does not exist",
+            # the families' other wordings, from transformers', diffusers' and
+            # huggingface_hub's sources (not from the corpus)
+            "OSError: /models/Kimi-K2.6 does not appear to have files named ('model-00001-of-00064.safetensors', 'model-00002-of-00064.safetensors'). Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/main' for available files.",
+            "OSError: Error no file named diffusion_pytorch_model.safetensors found in directory /models/sd-turbo/unet.",
+            "OSError: Can't load config for '/models/Kimi-K2.6'. If you were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory with the same name. Otherwise, make sure '/models/Kimi-K2.6' is the correct path to a directory containing a config.json file",
+            "OSError: Incorrect path_or_model_id: '/models/Kimi-K2.6'. Please provide either the path to a local folder or the repo_id of a model on the Hub.",
+            "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-6)\n\nRevision Not Found for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/v2.\nInvalid rev id: v2",
+            "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/models/kimi-k2.6-q4_k_m.gguf/revision/main",
+            example("no-model-weights", path="/models/Kimi-K2.6"),
+        ),
+    ),
+    Rule(
+        id="model-arch-unsupported",
+        families=(
+            Family(
+                ("KeyError", "ValueError", "NotImplementedError", "RuntimeError"),
+                words=(
+                    "model_type",
+                    "Unrecognized configuration class",
+                    "does not recognize this architecture",
+                    "architecture is not supported",
+                    "nsupported architectures",
+                    # SGLang's own wording, from every known release
+                    *dict.fromkeys(m.keyword() for m in sglang.all_messages("arch-unsupported")),
+                ),
+                frames=(
+                    "transformers/models/auto/",
+                    *code.MODEL_REGISTRY,
+                ),
+            ),
+        ),
+        title="the installed transformers / SGLang does not know the model's architecture",
+        summary="the model's architecture is not known to this install: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "The checkpoint's config.json names a model_type or architecture the installed "
+            "transformers (or SGLang) does not know: transformers is older than the model, or the "
+            'model needs its own code ("set the option `trust_remote_code=True`"), or SGLang has no '
+            "implementation of the target architecture."
+        ),
+        patterns=(
+            pat(
+                r"(?P<msg>.*has model type `(?P<mtype>[\w.-]+)` but Transformers does not recognize this architecture.*)",
+                fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
+            ),
+            pat(
+                r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some |the (?:configuration |model |tokenizer |processor |image processor |feature extractor )?(?:file |code ))?(?:code )?in that repo|contains custom code which must be executed|set the option `trust_remote_code=True`|`trust_remote_code=True` to (?:remove this error|allow custom code)|Please pass the argument `trust_remote_code=True`).*)",
+                fixhint="the checkpoint needs its own code: set trust_remote_code = true in [server] (after reading that code), or use a transformers release that includes the architecture",
+            ),
+            # another runtime's loader (llama.cpp and what embeds it, TGI) not knowing the
+            # architecture the checkpoint names
+            pat(
+                r"(?P<msg>.*\bunknown model architecture:? '(?P<mtype>[^']{1,200})'.*)",
+                fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
+            # (a CPU architecture named so is not a model's: no category)
+            pat(
+                _EXC
+                + r"(?P<exc>\w*Error): (?P<msg>[Uu]nsupported (?:model type|architecture):? ['`\"]?(?!(?:x86_64|amd64|aarch64|arm64|armv\d\w*|ppc64le|s390x|riscv64|i[3-6]86)\b)(?P<mtype>[\w.-]+)['`\"]?(?:[.,;:]\s.*|\.)?)$",
+                fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
+            # a tokenizer class this transformers does not have (older than the model)
+            pat(
+                r"(?P<msg>Tokenizer class (?P<mtype>\w+) does not exist or is not currently imported.*)",
+                fixhint="the installed transformers has no tokenizer class {mtype}: upgrade transformers (and SGLang) in the unit's venv to a release that has it, or set trust_remote_code = true if the checkpoint ships its own tokenizer code",
+            ),
+            *said(
+                "arch-unsupported",
+                fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
+            ),
+        ),
+        defaults={
+            "msg": "?",
+            "mtype": "?",
+            "architectures": "this architecture",
+            "fixhint": "upgrade transformers / SGLang in the unit's venv, or set trust_remote_code = true",
+        },
+        examples=(
+            "ValueError: The checkpoint you are trying to load has model type `qwen3_moe` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.",
+            # transformers >= 4.40's words for a checkpoint that ships its own modelling code
+            "ValueError: The repository for moonshotai/Kimi-K2-Instruct contains custom code which must be executed to correctly load the model. You can inspect the repository content at https://hf.co/moonshotai/Kimi-K2-Instruct.",
+            # older releases name the file to run (configuration, model or tokenizer)
+            "ValueError: Loading /models/mpt-7b requires you to execute the tokenizer file in that repo on your local machine.",
+            "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
+            # llama.cpp's loader (and what embeds it) on an architecture it does not know
+            "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
+        ),
+    ),
+)

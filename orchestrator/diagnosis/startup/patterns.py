@@ -1,0 +1,142 @@
+"""Pattern pieces shared by the start-up rules (`orchestrator.diagnosis.startup`): errno and
+status wordings, library names, GPU generations, the Hub's refusals."""
+
+from __future__ import annotations
+
+import re
+
+from orchestrator import sglang
+
+# EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
+# the short "Address in use")
+# EADDRINUSE in every errno table: Linux 98, macOS/BSD 48 (whose text is "Address already in
+# use" too), Windows' WSAEADDRINUSE 10048 and its own sentence
+_ADDR_IN_USE = (
+    "Errno 98",
+    "errno: 98",
+    "errno 98",
+    "ddress already in use",
+    "Address in use",
+    "EADDRINUSE",
+    "Errno 10048",
+    "errno: 10048",
+    "WinError 10048",
+    "WSAEADDRINUSE",
+    "only one usage of each socket address",
+    "Only one usage of each socket address",
+)
+# an accelerator runtime's own status for "out of device memory" (CUDA, HIP, cuBLAS/hipBLAS,
+# Intel's Unified Runtime, Ascend's ACL), whatever exception or log line carries it
+_DEVICE_OOM_CODES = (
+    "cudaErrorMemoryAllocation",
+    "hipErrorOutOfMemory",
+    "hipErrorMemoryAllocation",
+    "CUBLAS_STATUS_ALLOC_FAILED",
+    "HIPBLAS_STATUS_ALLOC_FAILED",
+    "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+    "ACL_ERROR_RT_MEMORY_ALLOCATION",
+    "CUDA_ERROR_OUT_OF_MEMORY",
+)
+# this host's own addresses as a URL or requests' host= names them (loopback, the wildcard)
+_LOOPBACK = r"(?:0\.0\.0\.0|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1?\])"
+# a Hub repo id that is not a local weights file taken for one (that is model-not-found)
+_NOT_A_FILE = (
+    "".join(
+        rf"(?<!\.{x})"
+        for x in (
+            "bin",
+            "gguf",
+            "ggml",
+            "safetensors",
+            "pt",
+            "pth",
+            "ckpt",
+            "onnx",
+            "h5",
+            "msgpack",
+        )
+    )
+    + r"(?![\w.-])"
+)
+# not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
+# model modules, printed on healthy starts)
+_NOT_BENIGN = (
+    r"\A(?!.*(?:"
+    + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
+    + r"|can be ignored))"
+)
+# not the NVIDIA driver's own libraries (their absence is gpu-unavailable: no driver, or a
+# container without the NVIDIA runtime)
+_NOT_DRIVER_LIB = r"(?!\S*lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?:)"
+# the libraries of the CUDA runtime and toolkit (and ROCm's HIP runtime and its libraries), as
+# their sonames begin: versioned by the CUDA/ROCm major they belong to
+_CUDA_RUNTIME_LIB = (
+    r"lib(?:nvrtc|nvrtc-builtins|cudart|cublas|cublasLt|cudnn|cusparse|cusparseLt|cufft|cufile"
+    r"|curand|cusolver|nvJitLink|nvToolsExt|nccl|cupti|npp|nvjpeg|amdhip64|hiprtc|rocblas"
+    r"|hipblas|hipblaslt|miopen|rccl|cuda(?!\.so\.1\b))"
+)
+# how a draft model's class or module names itself (LlamaForCausalLMEagle3, DeepseekV3ForCausalLMNextN)
+_DRAFT_CLASS_WORDS = ("Eagle", "EAGLE", "eagle", "Draft", "draft", "NextN", "MTP")
+# attention implementations as models and engines name them in a refusal
+_ATTENTION_IMPLS = (
+    "Flash Attention",
+    "flash attention",
+    "Flash-Attention",
+    "FlashAttention",
+    "flash_attn",
+    "flash-attn",
+    "FlashInfer",
+    "flashinfer",
+    "xformers",
+    "xFormers",
+    "attention backend",
+    "Attention backend",
+    "attention implementation",
+    "attn_implementation",
+    "sdpa",
+    "SDPA",
+)
+# GPU generations and capabilities, as a kernel refusing the card names them
+_GPU_GENERATIONS = (
+    "Ampere",
+    "Hopper",
+    "Blackwell",
+    "Turing",
+    "Volta",
+    "or newer",
+    "or later",
+    "compute capability",
+    "Compute Capability",
+    "sm_",
+    "sm8",
+    "sm9",
+    "SM8",
+    "SM9",
+)
+# the Hub's refusal of a request, as clients word it
+_HUB_REFUSED = (
+    "gated",
+    "restricted",
+    "401 Client Error",
+    "403 Client Error",
+    "Unauthorized",
+    "Forbidden",
+    "Invalid user token",
+    "Access to model",
+)
+# CUDA's words for an operation refused while a stream is being captured into a graph
+_CAPTURE_REFUSED = (
+    "stream is capturing",
+    "cudaErrorStreamCapture",
+    "hipErrorStreamCapture",
+    "during stream capture",
+    "capture was invalidated",
+    # torch's own refusals of a call that cannot be captured ("Cannot call
+    # CUDAGeneratorImpl::current_seed during CUDA graph capture", "... not allowed during
+    # graph capture"), and the capture status CUDA/HIP report with them
+    "during CUDA graph capture",
+    "during graph capture",
+    "during HIP graph capture",
+    "cudaStreamCaptureStatusActive",
+    "hipStreamCaptureStatusActive",
+)

@@ -1,0 +1,520 @@
+"""Start-up rules, as data: SGLang's own launch arguments: speculative decoding and its drafter, parallelism, attention backends, LoRA.
+
+Assembled in priority order by `orchestrator.diagnosis.startup`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from orchestrator import sglang
+from orchestrator.diagnosis.enrich import (
+    _enrich_backend,
+)
+from orchestrator.diagnosis.model import (
+    _DRAFT_FRAMES,
+    _EXC,
+    _SPEC_FRAMES,
+    Family,
+    Rule,
+    Signal,
+    example,
+    pat,
+    said,
+    under,
+)
+from orchestrator.diagnosis.startup.patterns import (
+    _ATTENTION_IMPLS,
+    _DRAFT_CLASS_WORDS,
+    _GPU_GENERATIONS,
+)
+from orchestrator.sglang import code
+
+__all__ = ["RULES"]
+
+
+def _need_steps(detail: Mapping[str, str], flags: Mapping[str, Any]) -> tuple[str, str]:
+    """spec-params-need-num-steps: the words come from preflight (rules/speculative.py).
+
+    Imported here, not at the top: `orchestrator.preflight` (its rules, profiles) costs
+    ~250-470 ms on top of the classifier's own ~500 ms, and only this fix text needs it."""
+    from orchestrator.preflight.rules.speculative import need_steps_explanation
+
+    return need_steps_explanation(dict(flags))
+
+
+# Where each known release asserts (the seed's bare AssertionError), from orchestrator/sglang.
+_NEED_STEPS_FRAMES = tuple(
+    {
+        r.frame("spec-need-steps").where: r.frame("spec-need-steps")
+        for r in sglang.RELEASES.values()
+    }.values()
+)
+_NEED_STEPS_FUNCS = "|".join(sorted({f"in {f.function}" for f in _NEED_STEPS_FRAMES}))
+_NEED_STEPS_SOURCES = "|".join(
+    sorted(
+        {re.escape(f.source.strip()) for f in _NEED_STEPS_FRAMES}
+        | {r"speculative_eagle_topk is None", r"speculative_num_draft_tokens is None"}
+        | {r"^\s*assert\s*\(?\s*$"}
+    )
+)
+
+# The newest release's frame first; the older releases' where it differs (the docs).
+_NEED_STEPS_NEWEST = sglang.NEWEST.frame("spec-need-steps")
+_NEED_STEPS_OLDER = tuple(f for f in _NEED_STEPS_FRAMES if f.where != _NEED_STEPS_NEWEST.where)
+_STEPS_NEED_TOPK = sglang.NEWEST.frame("spec-steps-need-topk")
+# where SGLang keeps its LoRA layers, as the docs name it
+_LORA_PACKAGE = code.EXAMPLE_FILES["lora-layers"].removeprefix("sglang/").rpartition("/")[0] + "/"
+
+
+def _short(file: str) -> str:
+    """A file of SGLang's as its docs name it: under `srt/`, without that prefix."""
+    return file.removeprefix("srt/")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        id="spec-params-need-num-steps",
+        title="speculative top-k / draft tokens set without --speculative-num-steps",
+        summary="speculative_num_steps is unset while top-k or draft tokens are set (bare AssertionError in SGLang's EAGLE argument handling)",
+        fix="set --speculative-num-steps (and keep the three consistent) or drop both",
+        doc=(
+            f"SGLang {sglang.NEWEST.version} auto-chooses (num_steps, eagle_topk, num_draft_tokens) when "
+            "--speculative-num-steps is unset, and first asserts that the other two are unset "
+            f"too ({_short(_NEED_STEPS_NEWEST.file)}, `{_NEED_STEPS_NEWEST.function}`; "
+            + "; ".join(f"`{_short(f.file)} {f.function}`" for f in _NEED_STEPS_OLDER)
+            + " in older releases). The assertion has no message: "
+            "the log shows a bare `AssertionError` under that frame."
+        ),
+        patterns=(
+            pat(
+                _EXC + r"AssertionError\s*$",
+                context=(_NEED_STEPS_FUNCS, _NEED_STEPS_SOURCES),
+            ),
+        ),
+        preflight_rule="spec-params-need-num-steps",
+        explain=_need_steps,
+        examples=tuple(
+            f'  File ".../sglang/{f.file}", line {f.line}, in {f.function}\n    {f.source}\nAssertionError'
+            for f in _NEED_STEPS_FRAMES
+        ),
+    ),
+    Rule(
+        id="spec-config-invalid",
+        families=(
+            # raised while the launch arguments are resolved (a per-model hook refusing an
+            # algorithm, a config class's check), naming speculative decoding
+            Family(
+                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                words=("speculative", "Speculative", "EAGLE", "NEXTN", "draft"),
+                frames=code.SPEC_ARGS_PACKAGES,
+                both=True,
+            ),
+            # an argument check naming a speculative argument or algorithm and refusing it,
+            # wherever it was raised (a pasted fragment without frames, another engine's config
+            # class): "--speculative-draft-model-path is required for EAGLE3", "EAGLE3 is not
+            # supported for model architecture X"; a drafter's shapes are drafter-mismatch's
+            Family(
+                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                words=(
+                    "speculative_",
+                    "--speculative-",
+                    "speculative algorithm",
+                    "speculative decoding",
+                    "Speculative decoding",
+                    "EAGLE",
+                    "NEXTN",
+                ),
+                and_words=(
+                    "required",
+                    "must ",
+                    "not supported",
+                    "unsupported",
+                    "only support",
+                    "nvalid",
+                    "cannot",
+                    "should be",
+                    "not allowed",
+                ),
+                unless=("LoRA", "lora", "hidden", "vocab", "shape", "size mismatch"),
+            ),
+        ),
+        title="SGLang rejected the speculative-decoding settings",
+        summary="SGLang rejected the speculative-decoding settings: {msg}",
+        fix="change the speculative settings named in the message; `deploy validate` runs the same checks before a start",
+        doc=(
+            "A ValueError / TypeError / NotImplementedError raised while SGLang resolves the "
+            "speculative arguments (" + ", ".join(_short(f) for f in code.SPEC_ARGS_FILES) + ")."
+        ),
+        patterns=(
+            *said(
+                "spec-steps-need-topk",
+                context=_SPEC_FRAMES,
+                summary="--speculative-num-steps is set but --speculative-eagle-topk is not: SGLang compares the unset top-k with an int ({exc}: {msg})",
+                fix="set --speculative-eagle-topk (and --speculative-num-draft-tokens) together with --speculative-num-steps, or set none of the three and let SGLang choose",
+            ),
+            *said(
+                "spec-tree-page-size",
+                summary="speculative top-k > 1 needs a tree-capable attention backend with paged KV; the attention backend was {backend}",
+                fix="use --speculative-eagle-topk 1 (on B200 the default trtllm_mla backend forces page size 64), or set --attention-backend to one of {backends}",
+            ),
+            *said(
+                "spec-unknown-algorithm",
+                summary="unknown speculative algorithm {name!r}",
+                fix="set --speculative-algorithm to one SGLang knows (EAGLE3 for an EAGLE-3 drafter; EAGLE, NEXTN, STANDALONE, NGRAM, ...)",
+            ),
+            *said(
+                "spec-trtllm-mha-topk",
+                fix="use --speculative-eagle-topk 1 with the trtllm_mha (draft) attention backend, or pick another draft attention backend",
+            ),
+            *said(
+                "spec-rejection-algorithm",
+                fix="rejection sampling needs EAGLE/EAGLE3 with --speculative-eagle-topk 1 and default accept thresholds: change those or drop --speculative-use-rejection-sampling",
+            ),
+            *said(
+                "spec-rejection-topk",
+                fix="rejection sampling needs EAGLE/EAGLE3 with --speculative-eagle-topk 1 and default accept thresholds: change those or drop --speculative-use-rejection-sampling",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError): (?P<msg>.*(?:requires|must be|expects?) speculative_(?:num_draft_tokens|num_steps|eagle_topk).*)",
+                summary="SGLang refused the speculative settings it resolved: {msg}",
+                fix="set speculative_num_steps, speculative_eagle_topk and speculative_num_draft_tokens explicitly so that they satisfy the check quoted (SGLang's own choice for this model does not)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>RuntimeError): (?P<msg>Sizes of tensors must match except in dimension \d+\..*)",
+                context=(r"_eagle3?\.py|eagle_worker|/speculative/", r"in forward|in draft"),
+                summary="the EAGLE drafter's forward got tensors of mismatched sizes ({msg}): with top-k > 1 under SGLang's spec-v2 / overlap scheduling this is a known failure (sglang #13352); a drafter of another hidden size fails the same way",
+                fix="run the drafter with speculative_eagle_topk = 1 (and num_draft_tokens = steps + 1), or without spec v2 (unset SGLANG_ENABLE_SPEC_V2, or disable_overlap_schedule = true); if it persists with top-k 1, check the drafter's hidden size against the target's",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>ValueError|TypeError|NotImplementedError|AssertionError): (?P<msg>.+)$",
+                context=_SPEC_FRAMES,
+            ),
+            # an engine refusing speculative decoding with another feature or setting, in any
+            # exception or log line ("Speculative decoding is not supported with Ray.",
+            # "pipeline parallelism is not supported with speculative decoding", "X does not
+            # support speculative decoding"); LoRA's refusal is lora-unsupported's
+            pat(
+                r"\A(?!.*(?:LoRA|lora|LORA))(?P<msg>.*(?:\b[Ss]peculative decoding (?:is |are )?(?:not|n't) (?:yet )?(?:supported|compatible|available|implemented)\b|\b(?:not|n't) (?:yet )?(?:supported|compatible|implemented|allowed) (?:with|for|when using|in|together with) (?:speculative decoding|spec(?:ulative)? decode)\b|\b(?:does not|doesn't|cannot) (?:yet )?support speculative decoding\b|\bincompatible with speculative decoding\b|\b[Ss]peculative decoding (?:only|currently) supports?\b).*)",
+                summary="the engine refused speculative decoding with these settings: {msg}",
+                fix="drop the setting the message names (or speculative decoding): `deploy validate` checks SGLang's own combinations before a start",
+            ),
+        ),
+        preflight_rule=None,
+        defaults={
+            "msg": "?",
+            "exc": "ValueError",
+            "backend": "?",
+            "name": "?",
+            "backends": "flashinfer, fa3, triton",
+        },
+        examples=(
+            under(
+                f".../sglang/{_STEPS_NEED_TOPK.file}",
+                _STEPS_NEED_TOPK.function,
+                example("spec-steps-need-topk"),
+            ),
+            example(
+                "spec-tree-page-size",
+                backends="('flashinfer', 'fa3', 'triton')",
+                backend="'trtllm_mla'",
+            ),
+            example("spec-unknown-algorithm", name="EAGLE4"),
+            # the family, in words no pattern lists: a model's argument hook refusing an
+            # algorithm, vLLM's speculative config check
+            under(
+                f".../{code.EXAMPLE_FILES['model-hook']}",
+                "apply_model_defaults",
+                "AssertionError: speculative_algorithm NGRAM cannot be used with this model",
+            ),
+            under(
+                ".../vllm/config/speculative.py",
+                "__post_init__",
+                "ValueError: num_speculative_tokens must be divisible by n_predict for this draft model",
+            ),
+            example("spec-trtllm-mha-topk"),
+            example("spec-rejection-topk"),
+        ),
+    ),
+    Rule(
+        id="drafter-mismatch",
+        families=(
+            Family(
+                ("RuntimeError", "AssertionError", "ValueError", "KeyError", "IndexError"),
+                words=("shape", "size mismatch", "must match", "hidden", "vocab"),
+                frames=code.DRAFT_PACKAGES,
+                both=True,
+            ),
+            # torch's state-dict check naming the draft model's class ("Error(s) in loading
+            # state_dict for LlamaForCausalLMEagle3: size mismatch for fc.weight ..."), wherever
+            # it was raised
+            Family(("RuntimeError",), words=("size mismatch",), and_words=_DRAFT_CLASS_WORDS),
+        ),
+        title="the EAGLE-3 drafter does not fit the target model",
+        summary="the draft model does not fit the target: {msg}",
+        fix=(
+            "use an EAGLE-3 drafter trained for this base model: its `target_hidden_size` (else "
+            "`hidden_size`) must equal the base's (7168 for Kimi K2.x), same vocabulary; an MLA "
+            "drafter (Eagle3DeepseekV2ForCausalLM) needs 1 layer and q_lora_rank; check "
+            "--speculative-draft-model-path"
+        ),
+        doc=(
+            "SGLang does not compare the drafter's and the target's hidden size or vocabulary "
+            "before loading: a mismatch surfaces as a shape assertion while the draft worker "
+            "loads weights (model_loader/weight_utils.py `default_weight_loader`, which names "
+            "both shapes; layers/linear.py: `param_data.shape == "
+            "loaded_weight.shape`), a state-dict size mismatch, a matmul shape error in the "
+            "first draft forward, or a config check in models/kimi_k25_eagle3.py."
+        ),
+        patterns=(
+            *said("weight-shape-mismatch", context=_DRAFT_FRAMES),
+            pat(
+                _EXC + r"AssertionError: (?P<msg>.*(?:param_data\.shape|loaded_weight\.shape).*)",
+                context=_DRAFT_FRAMES,
+            ),
+            pat(
+                _EXC
+                + r"RuntimeError: (?P<msg>.*(?:size mismatch for|Error\(s\) in loading state_dict|shapes cannot be multiplied).*)",
+                context=_DRAFT_FRAMES,
+            ),
+            pat(
+                _EXC + r"KeyError: (?P<msg>'(?P<param>midlayer\.[\w.]+)')",
+                summary="the EAGLE-3 drafter's weights ({param}) were loaded by a model class that is not an EAGLE-3 draft model: its config.json names the wrong architecture",
+                fix="set the drafter's config.json architectures to the EAGLE-3 class SGLang expects (LlamaForCausalLMEagle3, or Eagle3DeepseekV2ForCausalLM for an MLA drafter), or use a drafter converted for SGLang; deploy validate checks drafter-architecture",
+                preflight="drafter-architecture",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|RuntimeError|ValueError): (?P<msg>Expected logits to have shape \(\*, (?P<want>\d+)\), but got torch\.Size\(\[\d+, (?P<got>\d+)\]\))",
+                summary="the drafter's logits have {got} columns but the target's vocabulary has {want}: the draft vocabulary's mapping to the target (d2t) is missing or the drafter was trained for another model",
+                fix="use an EAGLE-3 drafter trained for this target whose checkpoint carries its d2t/t2d vocabulary map (or a full-vocabulary drafter), and an SGLang release that loads it",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>RuntimeError|IndexError): (?P<msg>(?:The size of tensor a \((?P<got>\d+)\) must match the size of tensor b \((?P<want>\d+)\)|index -?\d+ is out of bounds for dimension \d+ with size \d+).*)",
+                context=_DRAFT_FRAMES + r"|_mtp\.py|in load_weights",
+            ),
+            *said("eagle3-mla-q-lora"),
+            *said("eagle3-one-layer"),
+            *said("arch-unsupported", context=_DRAFT_FRAMES, preflight="drafter-architecture"),
+            *said("arch-not-inspected", context=_DRAFT_FRAMES, preflight="drafter-architecture"),
+        ),
+        preflight_rule="drafter-hidden-size",
+        defaults={"msg": "?"},
+        examples=(
+            f'  File ".../{code.EXAMPLE_FILES["llama-eagle3"]}", line 373, in load_weights\n'
+            + example(
+                "weight-shape-mismatch",
+                got="torch.Size([6144, 8192])",
+                want="torch.Size([6144, 14336])",
+            ),
+            example("eagle3-mla-q-lora"),
+        ),
+    ),
+    Rule(
+        id="tp-size-indivisible",
+        families=(
+            # a dimension that a parallel size must divide (not any "divisible by": a block or
+            # page size is another check)
+            Family(
+                ("AssertionError", "ValueError"),
+                words=("divisible by", "must divide"),
+                and_words=(
+                    "parallel",
+                    "tp_size",
+                    "tp size",
+                    "TP size",
+                    "world_size",
+                    "world size",
+                    "num_shards",
+                    "heads",
+                    # a weight's per-GPU shard that a quantisation block must divide (FP8
+                    # block_n 128 against output_partition_size = 576 at some TP sizes)
+                    "partition",
+                    "weight quantization block",
+                ),
+            ),
+        ),
+        title="tp_size does not divide the model's heads (or another dimension)",
+        summary="a model dimension is not divisible by the parallel size: {msg}",
+        fix="tp_size must divide the model's attention heads and KV heads ({numerator} here is not divisible by {denominator}): use a tp_size among the divisors of {numerator} (and make the EAGLE-3 drafter's heads divisible too, or use a drafter SGLang replicates)",
+        doc=(
+            "Tensor parallelism splits attention heads (and other dimensions) evenly across the "
+            'GPUs: SGLang\'s `ensure_divisibility` asserts "X is not divisible by Y" when '
+            "tp_size does not divide them, e.g. TP=6 on a 16-head vision tower or a drafter."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError): (?P<msg>(?P<numerator>\d+) is not divisible by (?P<denominator>\d+).*)",
+            ),
+            # a head count that the parallel size must divide, in any engine's words and any
+            # wrapper (pydantic's "Value error, ...", a numbered list, a launcher's log line):
+            # vLLM/SGLang "Total number of attention heads (40) must be divisible by tensor
+            # parallel size (6)", TGI "`num_heads` must be divisible by `num_shards` (got
+            # `num_heads`: 40 and `num_shards`: 6", Megatron "num_attention_heads must be
+            # divisible by tensor_model_parallel_size", KV heads and hidden layers alike
+            pat(
+                r"(?P<msg>(?:[Tt]otal )?(?:[Nn]umber of )?(?:attention |key-value |KV |hidden )?`?\w{0,40}(?:heads|groups|layers)`? \(?(?P<numerator>\d+)?\)? ?must be divisible by `?[\w ]{0,40}?(?:parallel[ _]size|tp[ _]size|world[ _]size|num_shards)`? ?\(?(?P<denominator>\d+)?\)?.*)",
+            ),
+        ),
+        preflight_rule="tp-divides-heads",
+        defaults={"msg": "?", "numerator": "the head count", "denominator": "tp_size"},
+        examples=(
+            "AssertionError: 16 is not divisible by 6",
+            # text-generation-inference's sharded layers (not from the corpus)
+            "ValueError: `num_heads` must be divisible by `num_shards` (got `num_heads`: 40 and `num_shards`: 6",
+            # Megatron-style argument check, wrapped in a launcher's log line
+            "[rank0]: ERROR num_key_value_heads (8) must be divisible by tensor_model_parallel_size (3)",
+            # the family: a TP shard of a block-quantised weight (vLLM's words)
+            "ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.",
+        ),
+    ),
+    Rule(
+        id="attention-backend-unsupported",
+        families=(
+            Family(
+                ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
+                words=("backend", "head_dim", "head size", "head_size"),
+                frames=code.ATTENTION_PACKAGES,
+                both=True,
+            ),
+            # a model or engine refusing to run without an attention implementation it needs
+            # ("Sharded Llama requires Flash Attention enabled models", "FlashInfer is required
+            # for ...", "xformers is not available for ..."): the attention backend, in any
+            # exception; a GPU generation refused by the kernel itself ("FlashAttention only
+            # supports Ampere GPUs or newer") is kernel-unsupported-arch's
+            Family(
+                ("NotImplementedError", "ValueError", "RuntimeError", "AssertionError"),
+                words=_ATTENTION_IMPLS,
+                and_words=(
+                    "requires",
+                    "required",
+                    "needs",
+                    "must be enabled",
+                    "not supported",
+                    "unsupported",
+                    "is not available",
+                    "not compiled",
+                ),
+                unless=_GPU_GENERATIONS,
+            ),
+        ),
+        # a CUDA error raised in an attention kernel's own source, refusing its launch: a
+        # kernel built for another GPU generation (FA3 is Hopper-only) or shape
+        signals=(
+            Signal(
+                ("cuda",),
+                words=code.ATTENTION_KERNEL_SOURCES,
+                and_words=("invalid argument", "invalid device function", "not supported"),
+            ),
+        ),
+        title="the attention backend is not available on this GPU or for this model",
+        summary="the attention backend was refused: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "SGLang (or the engine it wraps) checks the attention backend against the GPU "
+            "generation and the model: a backend built for another generation (trtllm_mla off "
+            "Blackwell, fa3 off Hopper), or one that lacks the model's head size or layer type "
+            "on a new GPU (B300, RTX 50xx), is refused at start-up."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>\w+Error): (?P<msg>Only (?P<allowed>\{[^}]*\}|\[[^\]]*\]|\([^)]*\)) backends? (?:are|is) supported on .*)",
+            ),
+            *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
+            pat(
+                _EXC
+                + r"(?P<exc>\w+Error): (?P<msg>(?=.*(?:[Aa]ttention|ATTN|attn|MLA|mla|MHA|mha|[Ff]lash[Ii]nfer|FlashAttention|flash_attn|fa3|fa4|FA3|FA4|trtllm|TRTLLM))"
+                + r".*\b(?:backend|Backend)\b.*(?:is only supported on|only supports|requires SM|is not supported on|not valid for this configuration|is not supported for).*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:Unsupported head_dim: \d+|head_size not supported|Head size \d+ is not supported|Unsupported head size).*)",
+            ),
+            # a CUDA/HIP error raised in an attention kernel's own source refusing its launch
+            # (the signal below, as a pattern: it must outrank kernel-unsupported-arch's
+            # generic "invalid device function" on the same line); the first error is kept
+            # (atomic group) so that a line of repeated errors stays linear
+            pat(
+                r"\A(?P<msg>(?>.*?(?:CUDA|HIP) error: (?:invalid argument|invalid device function|operation not supported))"
+                + r"(?=.*(?:"
+                + "|".join(re.escape(k) for k in code.ATTENTION_KERNEL_SOURCES)
+                + r")).*)",
+            ),
+            # an attention kernel's own check of the head dimension against the sizes it was
+            # written for (SGLang's Triton kernels "assert Lq in {16, 32, 64, 128, 256, 576}",
+            # flash-attn's "only supports head dimension at most 256", "head_dim must be one of")
+            pat(
+                _EXC
+                + r"(?P<exc>AssertionError|ValueError|RuntimeError|NotImplementedError): (?P<msg>(?:assert )?\(?(?:Lq|Lk|Lv|head_?dim|head_size|qk_head_dim|v_head_dim|HEAD_DIM|BLOCK_DMODEL)\)? (?:not )?in [\[{(].*)",
+            ),
+            pat(
+                r"(?P<msg>.*(?:\b(?:[Hh]ead dimension|head_?dim|[Hh]ead size|head_size)s?\b.{0,80}?\b(?:only supports?|is not supported|are not supported|not supported|must be one of|should be one of|must be in|must be <=|must be at most|must be a multiple of)\b|\b(?:only supports?|does not support|doesn't support|not supported for) (?:a |the )?(?:[Hh]ead dimension|head_?dim|[Hh]ead size|head_size)s?\b).*)",
+            ),
+            # the engine's backend selector found none that fits this GPU and model (vLLM's
+            # "No valid attention backend found for cuda… Reasons: {…}", any casing)
+            pat(
+                r"(?P<msg>.*\b(?:[Nn]o (?:valid|available|suitable|supported|compatible)|[Cc]ould not find an?|[Cc]annot find an?|[Ff]ailed to find an?|[Uu]nable to find an?) (?:[\w-]+ )?[Aa]ttention [Bb]ackend\b.*)",
+            ),
+        ),
+        preflight_rule="trtllm-mla-needs-blackwell",
+        defaults={"msg": "?", "allowed": ""},
+        enrich=_enrich_backend,
+        examples=(
+            "AssertionError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid GDN models. Got attention_backend=flashinfer.",
+            example("trtllm-mla-blackwell"),
+            # not from the corpus: the selector finding no backend, in another wording
+            "RuntimeError: Could not find a compatible attention backend for head_size=576 on this GPU",
+        ),
+    ),
+    Rule(
+        id="lora-unsupported",
+        families=(
+            # an exception that names LoRA AND what it cannot do (support, target, apply)
+            Family(
+                ("ValueError", "NotImplementedError", "AssertionError", "RuntimeError"),
+                words=("LoRA", "lora", "Lora"),
+                and_words=(
+                    "not support",
+                    "n't support",
+                    "unsupported",
+                    "Unsupported",
+                    "only supports",
+                    "cannot be applied",
+                    "is not compatible",
+                ),
+            ),
+        ),
+        title="the LoRA setup does not fit this model",
+        summary="SGLang's LoRA support failed on this model: {msg}",
+        fix="this SGLang release cannot apply LoRA to these layers (MoE experts, for one): drop lora_paths / enable_lora, target other modules (lora_target_modules), or upgrade SGLang",
+        doc=(
+            "With LoRA adapters SGLang wraps the model's layers with LoRA layers at start-up; "
+            "for layer types it does not support (fused MoE experts in some releases) this fails "
+            f"inside {_LORA_PACKAGE} with an AttributeError or NotImplementedError."
+        ),
+        patterns=(
+            pat(
+                _EXC
+                + r"(?P<exc>AttributeError|NotImplementedError|ValueError|KeyError): (?P<msg>.+)",
+                context=r"/lora/|lora_manager|get_lora_layer",
+            ),
+        ),
+        defaults={"msg": "?"},
+        examples=(
+            under(
+                f".../{code.EXAMPLE_FILES['lora-layers']}",
+                "__init__",
+                "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
+            ),
+            # the family: LoRA and what it cannot do, in another engine's words
+            "ValueError: Gemma3ForConditionalGeneration does not support LoRA yet.",
+            "NotImplementedError: LoRA adapters with modules_to_save (embed_tokens) aren't supported: the adapter's vocabulary differs from the base model's",
+        ),
+    ),
+)

@@ -1,0 +1,142 @@
+"""The `unknown` answer: no rule matched. Not a guess: the likeliest cause lines (the root
+exception and the frame that raised it, else the first ERROR-level line, else the first
+exception line) lead the evidence, then the last error lines."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis import structure as S
+from orchestrator.diagnosis.answer import (
+    _CONTEXT_WINDOW,
+    _EXC_LINE,
+    _TRACEBACK,
+    MAX_EVIDENCE,
+    Diagnosis,
+)
+from orchestrator.diagnosis.journal import JournalEntry
+
+__all__ = ["unknown_answer"]
+
+
+def _first_traceback_exception(
+    entries: Sequence[JournalEntry], errorish: Sequence[int], echoes: set[int]
+) -> int | None:
+    """The last line of the first traceback that does not end in an echo: its exception."""
+    for i in errorish:
+        if _TRACEBACK in entries[i].text:
+            for j in range(i + 1, min(len(entries), i + 1 + _CONTEXT_WINDOW)):
+                if _EXC_LINE.match(entries[j].text):
+                    if j not in echoes:
+                        return j
+                    break
+    return None
+
+
+_ERROR_LEVEL = re.compile(r"(?:^|[\s|\]:])(?:ERROR|CRITICAL|FATAL)\b|^\[?E\d{3,4} |\[rank\d+\]:\[E")
+
+
+def _first_error_level(
+    entries: Sequence[JournalEntry], errorish: Sequence[int], skip: set[int]
+) -> int | None:
+    """The first line logged at ERROR level (journal priority <= 3, or an ERROR / glog E
+    marker in the line), echoes left out."""
+    for i in errorish:
+        if i in skip:
+            continue
+        e = entries[i]
+        if (
+            e.priority is not None and e.priority <= 3 and e.source == "journal"
+        ) or _ERROR_LEVEL.search(e.message):
+            return i
+    return None
+
+
+def unknown_answer(
+    entries: Sequence[JournalEntry],
+    errorish: Sequence[int],
+    echoes: Sequence[int],
+    exit_status: str | None,
+    systemd_result: str | None,
+    *,
+    candidates: Sequence[int] = (),
+) -> Diagnosis:
+    """No rule matched. Not a guess: the likeliest cause lines (the root exception: the first
+    exception of the first traceback's chain that is not a wrapper, with the frame that raised
+    it; else the first ERROR-level line, else the first exception line) lead the evidence,
+    then the last error lines."""
+    echo_set = set(echoes)
+    tbs = S.tracebacks(entries, [i for i in candidates if S.TRACEBACK in entries[i].text])
+    rooted = S.root_exception(tbs)
+    first_tb = rooted[1].index if rooted is not None and rooted[1].index not in echo_set else None
+    root_frame = rooted[1].site.index if rooted is not None and rooted[1].site is not None else None
+    if first_tb is None:
+        first_tb = _first_traceback_exception(entries, errorish, echo_set)
+        root_frame = None
+    first_exc = first_tb
+    if first_exc is None:
+        first_exc = next(
+            (i for i in errorish if i not in echo_set and _EXC_LINE.match(entries[i].text)),
+            None,
+        )
+    first_err = _first_error_level(
+        entries, errorish, echo_set | {first_exc or -1, root_frame or -1}
+    )
+    lead = [i for i in (first_exc, root_frame, first_err) if i is not None]
+    tail = [i for i in errorish if i not in lead][-(MAX_EVIDENCE - len(lead)) :]
+    picked = lead + sorted(tail)
+    if not picked:
+        picked = list(range(max(0, len(entries) - 5), len(entries)))
+    evidence = [entries[i] for i in picked][:MAX_EVIDENCE]
+    what = []
+    if systemd_result:
+        what.append(f"systemd result {systemd_result!r}")
+    if exit_status:
+        what.append(f"exit status {exit_status}")
+    if lead:
+        said_ = " and ".join(repr(entries[i].text.strip()[:160]) for i in lead)
+        which = (
+            "the root exception"
+            if first_tb is not None and rooted is not None and first_tb == rooted[1].index
+            else "the last line of the first traceback"
+            if first_tb is not None
+            else "the first exception"
+        )
+        if root_frame is not None:
+            which += " and the frame that raised it"
+        if first_err is not None:
+            which += (
+                " and the first ERROR-level line"
+                if first_exc is not None
+                else "the first ERROR-level line"
+            )
+            if first_exc is None:
+                which = "the first ERROR-level line"
+        summary = (
+            f"no rule recognises this failure (not guessed); the likeliest cause lines, {which}: "
+            f"{said_}; the last error lines follow"
+        )
+    elif echoes:
+        summary = (
+            "the log holds only consequences of a failure (e.g. "
+            f"{entries[echoes[0]].text.strip()[:120]!r}), not its cause; the last error lines are shown"
+        )
+    else:
+        summary = "no rule recognises this failure (not guessed); the last error lines are shown"
+    if what:
+        summary += " (" + ", ".join(what) + ")"
+    return Diagnosis(
+        category="unknown",
+        summary=summary,
+        evidence=evidence,
+        fix=(
+            "read the evidence (the first lines are the likeliest cause) and the full log "
+            "(`deploy logs`); if an earlier start or another rank printed the error, classify that "
+            "invocation; report the lines so a rule can be added"
+        ),
+        doc=R.UNKNOWN_DOC,
+        title="no rule matched",
+        role="unknown",
+    )
