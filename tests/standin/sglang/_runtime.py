@@ -13,6 +13,9 @@ Environment (all optional):
                         test decides when the server becomes healthy (an event, not a delay)
   STANDIN_TOKENS_PER_S  generation rate per request (200)
   STANDIN_ACCEPT_LEN    reported speculative accept length (2.6)
+  STANDIN_EMIT_LOG      if set: a file to which each generation appends one JSON line, when it
+                        arrived and when each token went out (CLOCK_MONOTONIC, shared by every
+                        process of the machine): the truth a test measures bench against
   STANDIN_PERF          1: rate and accept length from the performance model in _perf.py
                         (speculative settings x requests in flight; STANDIN_PERF_* knobs)
   STANDIN_MAX_DRAFT  configs with more draft tokens die in CUDA graph capture (OOM)
@@ -528,17 +531,24 @@ def make_handler(sim: Sim):
             1/rate, or the performance model's gap at the batch in flight at that moment."""
             with _LOCK:
                 sim.inflight += 1
+            arrived = time.monotonic()
+            sent: list[float] = []
             try:
-                due = time.monotonic()
+                due = arrived
                 for i in range(1, n + 1):
                     due += sim.token_gap_s()
                     delay = due - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
                     on_token(i)
+                    sent.append(time.monotonic())
             finally:
                 with _LOCK:
                     sim.inflight -= 1
+                    path = os.environ.get("STANDIN_EMIT_LOG")
+                    if path:
+                        with open(path, "a") as f:
+                            f.write(json.dumps({"arrived": arrived, "sent": sent}) + "\n")
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
