@@ -74,6 +74,19 @@ RULES: tuple[Rule, ...] = (
                 + _CUDA_RUNTIME_LIB
                 + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
             ),
+            # the same, in any wrapper's words or none (a bare loader line, a quoted one,
+            # cuda-python's "Failed to dlopen libcudart.so.12", cuDNN's "Could not load
+            # library libcudnn_cnn_infer.so.8"): the library's name and the loader's words
+            pat(
+                r"(?<![\w.-])(?P<msg>(?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: ?cannot open shared object file.*)",
+            ),
+            pat(
+                r"(?P<msg>(?:[Ff]ailed to dlopen|[Cc]ould not load library|[Uu]nable to load) (?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*.*)",
+            ),
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
             ),
@@ -114,6 +127,8 @@ RULES: tuple[Rule, ...] = (
             "ModuleNotFoundError: No module named 'sgl_kernel'",
             # a wrapper's own words around Python's (not from the corpus)
             "ERROR 05-02 10:11:12 [registry.py:412] Error in inspecting model architecture 'Qwen2VLForConditionalGeneration': No module named 'qwen_vl_utils'",
+            # the loader's words with no exception around them (not from the corpus: cuDNN's)
+            "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
         ),
     ),
     Rule(
