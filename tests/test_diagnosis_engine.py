@@ -66,6 +66,9 @@ def test_every_rule_has_examples_that_classify_to_it(rule: R.Rule) -> None:
     for ex in rule.examples:
         d = classify_text(ex)
         assert d.category == rule.id, f"{rule.id} example classifies as {d.category}: {ex!r}"
+        # what is printed is filled in: no `{field}` of a template is left in the words
+        for said_ in (d.summary, d.fix):
+            assert re.search(r"\{[a-z_]+\}", said_) is None, f"{rule.id}: unfilled {said_!r}"
 
 
 def test_a_leading_dot_star_is_anchored() -> None:

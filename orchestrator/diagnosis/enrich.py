@@ -199,6 +199,25 @@ def _enrich_import(detail: dict[str, str], text: str) -> None:
     if detail.get("cuda_major"):
         _cuda_library_missing(detail, text)
         return
+    if not top:
+        # no module named: a package that failed at import time, or refused a config class
+        # (the releases installed do not fit together), not a missing one
+        pkgs = re.findall(r"\b(sglang|vllm|transformers|torch|flashinfer|sgl_kernel)\b", text)
+        found = list(dict.fromkeys(pkgs))
+        named = (
+            " and ".join(found)
+            if len(found) > 1
+            else f"{found[0]} and what it imports"
+            if found
+            else "the packages in the traceback"
+        )
+        detail["fixhint"] = (
+            f"the installed releases of {named} do not fit together: install the versions your "
+            "SGLang release pins into the unit's venv (`<venv>/bin/pip install 'sglang==X'` "
+            "brings its pins; `<venv>/bin/pip check` lists conflicts), then check "
+            "`<venv>/bin/python -c 'import sglang.launch_server'` as the service user"
+        )
+        return
     if top == "sglang":
         detail["fixhint"] = (
             "SGLang is not installed for the interpreter the unit runs (unit.python): install it "
@@ -277,8 +296,9 @@ def _enrich_hf_auth(detail: dict[str, str], text: str) -> None:
 
 def _enrich_warmup(detail: dict[str, str], text: str) -> None:
     status = detail.get("status", "?")
+    how = f"with HTTP {status} " if status.isdigit() else ""
     detail["fixhint"] = (
-        f"SGLang's warm-up request to its own port was answered with HTTP {status} by something "
+        f"SGLang's warm-up request to its own port was answered {how}by something "
         "else: an HTTP proxy taken from http_proxy/HTTPS_PROXY in the environment. Set "
         'NO_PROXY = "127.0.0.1,localhost,::1" and no_proxy the same in [unit.environment] '
         "(or drop the proxy variables from the unit's environment)"

@@ -60,6 +60,13 @@ RULES: tuple[Rule, ...] = (
             # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
             # not deeper in the model it ran: the request to its own port did not get through
             Family((), site_functions=code.WARMUP_FUNCTIONS),
+            # the HTTP client under SGLang's warm-up got an answer that is not SGLang's: a body
+            # that is not JSON, a proxy's refusal, an HTTP error status (requests, httpx, urllib3)
+            Family(
+                ("JSONDecodeError", "ProxyError", "HTTPError", "HTTPStatusError"),
+                functions=code.WARMUP_FUNCTIONS,
+                summary="the warm-up request to the server's own port got an answer that is not SGLang's: {exc}: {msg}",
+            ),
         ),
         signals=(
             # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
@@ -116,6 +123,13 @@ RULES: tuple[Rule, ...] = (
                 "_execute_server_warmup",
                 "AssertionError: res=<Response [502]>, res.text=''",
             ),
+            # not from the corpus: httpx under the warm-up, a proxy's 502 page
+            "Traceback (most recent call last):\n"
+            f'  File ".../{code.EXAMPLE_FILES["http-server"]}", line 1, in _wait_and_warmup\n'
+            "    ...\n"
+            '  File "/opt/venv/lib/python3.12/site-packages/httpx/_models.py", line 829, in raise_for_status\n'
+            "    raise HTTPStatusError(message, request=request, response=self)\n"
+            "httpx.HTTPStatusError: Server error '502 Bad Gateway' for url 'http://127.0.0.1:30000/get_model_info'",
             # not from the corpus: the proxy's answer as urllib3's debug log shows it
             'http://proxy.corp:3128 "POST http://127.0.0.1:30000/generate HTTP/1.1" 502 0',
             # not from the corpus: requests refused by a proxy on the way to 127.0.0.1

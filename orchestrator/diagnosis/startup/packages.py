@@ -18,6 +18,7 @@ from orchestrator.diagnosis.model import (
     example,
     pat,
     said,
+    under,
 )
 from orchestrator.diagnosis.startup.patterns import (
     _CUDA_RUNTIME_LIB,
@@ -50,10 +51,38 @@ RULES: tuple[Rule, ...] = (
                 words=("cannot open shared object file",),
                 unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
             ),
+            # an installed package's module-level code failing as it is imported (a class body
+            # or a decorator that the installed release of what it imports no longer accepts:
+            # transformers 5 making configs dataclasses, an attribute a newer torch removed):
+            # the installed versions do not fit together, whatever the words
+            Family(
+                ("TypeError", "AttributeError", "NameError"),
+                site_functions=("<module>",),
+                site_frames=("site-packages/", "dist-packages/", *code.SRT_TREE),
+                summary="an installed package failed while it was being imported (its code does not fit the installed release of what it imports): {exc}: {msg}",
+            ),
+            # transformers refusing a config class a package registers because transformers
+            # now ships its own for that model: the package is older than transformers
+            Family(
+                ("ValueError",),
+                words=(
+                    "is already used by a Transformers model",
+                    "is already used by a Transformers config",
+                ),
+            ),
         ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
-        signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
+        signals=(
+            Signal(("error-level",), words=("cannot import name '", "No module named '")),
+            Signal(
+                ("error-level",),
+                words=(
+                    "is already used by a Transformers model",
+                    "is already used by a Transformers config",
+                ),
+            ),
+        ),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -127,6 +156,14 @@ RULES: tuple[Rule, ...] = (
             "ModuleNotFoundError: No module named 'sgl_kernel'",
             # a wrapper's own words around Python's (not from the corpus)
             "ERROR 05-02 10:11:12 [registry.py:412] Error in inspecting model architecture 'Qwen2VLForConditionalGeneration': No module named 'qwen_vl_utils'",
+            # not from the corpus: a package's module-level code under a newer torch, and a
+            # package registering a config that transformers now ships itself
+            under(
+                "/opt/venv/lib/python3.12/site-packages/some_kernels/ops.py",
+                "<module>",
+                "AttributeError: module 'torch.library' has no attribute 'register_fake'",
+            ),
+            "ValueError: 'deepseek_v4' is already used by a Transformers config, pick another name.",
             # the loader's words with no exception around them (not from the corpus: cuDNN's)
             "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
         ),
@@ -340,7 +377,17 @@ RULES: tuple[Rule, ...] = (
                     "valid model identifier",
                     "Repo id must",
                     "Can't load the configuration",
+                    # transformers' words when config.json at the path is not JSON
+                    "is not a valid JSON file",
                 ),
+            ),
+            # the model path's config read as JSON and not JSON (a .pth or .safetensors file
+            # given as the model path, a truncated download): the decode error under
+            # transformers' config reader, before its own words above
+            Family(
+                ("UnicodeDecodeError", "JSONDecodeError"),
+                frames=("transformers/configuration_utils",),
+                summary="the model path is not a Hugging Face model directory: its config is not JSON ({exc}: {msg})",
             ),
         ),
         title="the model path or Hub id does not exist",
@@ -428,6 +475,12 @@ RULES: tuple[Rule, ...] = (
             "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-6)\n\nRevision Not Found for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/v2.\nInvalid rev id: v2",
             "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/models/kimi-k2.6-q4_k_m.gguf/revision/main",
             example("no-model-weights", path="/models/Kimi-K2.6"),
+            # not from the corpus: a weights file given as the model path, read as config.json
+            under(
+                "/opt/venv/lib/python3.12/site-packages/transformers/configuration_utils.py",
+                "_dict_from_json_file",
+                "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+            ),
         ),
     ),
     Rule(
@@ -448,6 +501,15 @@ RULES: tuple[Rule, ...] = (
                     "transformers/models/auto/",
                     *code.MODEL_REGISTRY,
                 ),
+            ),
+            # anything that goes wrong in SGLang's generic Transformers backend, which SGLang
+            # falls back to only for an architecture it does not implement (any exception, any
+            # words: a missing attribute, a shape, a kwarg)
+            Family(
+                (),
+                words=code.TRANSFORMERS_FALLBACK_CLASSES,
+                frames=code.TRANSFORMERS_FALLBACK,
+                summary="SGLang has no implementation of this architecture and its generic Transformers backend failed: {exc}: {msg}",
             ),
         ),
         title="the installed transformers / SGLang does not know the model's architecture",
@@ -487,6 +549,7 @@ RULES: tuple[Rule, ...] = (
             ),
             *said(
                 "arch-unsupported",
+                anywhere=True,
                 fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
             ),
         ),
@@ -505,6 +568,20 @@ RULES: tuple[Rule, ...] = (
             "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
             # llama.cpp's loader (and what embeds it) on an architecture it does not know
             "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
+            # not from the corpus: SGLang's generic Transformers backend, taken for an
+            # architecture SGLang does not implement, failing on the model's own code
+            under(
+                f".../{code.TRANSFORMERS_FALLBACK[0]}.py",
+                "forward",
+                "TypeError: forward() got an unexpected keyword argument 'position_ids'",
+            ),
+            # SGLang's words logged by a wrapper, without the exception's name
+            "[2026-12-03 10:11:12] "
+            + example(
+                "arch-unsupported",
+                architectures="['MiniMaxM3ForCausalLM']",
+                supported="dict_keys(['LlamaForCausalLM'])",
+            ),
         ),
     ),
 )
