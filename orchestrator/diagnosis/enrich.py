@@ -142,6 +142,17 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
             f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
         )
         return
+    if detail.get("other"):
+        # two packages of one project at different releases (flashinfer and its cubins)
+        mine, other = detail.get("mine", pkg), detail["other"]
+        detail["pkg"] = mine
+        detail["fixhint"] = (
+            f"{mine} {detail.get('have', '?')} and {other} {detail.get('version', '?')} are "
+            f"installed together and must be the same release: install the matching pair into "
+            f"the unit's Python (`pip install '{mine}=={detail.get('version', '?')}'`, or pin "
+            f"{other} to {detail.get('have', '?')}), at the version your SGLang release pins"
+        )
+        return
     if detail.get("version") and detail.get("version") != "?":
         detail["fixhint"] = (
             f"install {pkg} {detail['version']} or newer into the unit's Python "

@@ -65,6 +65,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>operator (?P<pkg>torchvision|torchaudio|torchao|xformers|flash_attn|sgl_kernel|vllm|flashinfer)::\w+ does not exist.*)",
             ),
+            # a package's start-up check that its compiled companion is the same release
+            # (flashinfer and flashinfer-cubin / flashinfer-jit-cache, a kernel wheel and its
+            # Python side): two versions named, and "does not match"
+            pat(
+                r"(?<![\w-])(?P<msg>(?P<mine>[\w-]{2,60}) version \(?v?(?P<have>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)? does not match (?P<other>[\w-]{2,60}) version \(?v?(?P<version>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)?(?:[.,;:\s].*)?)$",
+            ),
             # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
             pat(
                 r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
@@ -96,6 +102,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
+            # not from the corpus: flashinfer's check of its prebuilt JIT cache
+            "RuntimeError: flashinfer-jit-cache version (0.6.1) does not match flashinfer version (0.6.2). Please install the same version of both packages.",
         ),
     ),
     Rule(
