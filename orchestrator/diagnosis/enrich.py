@@ -359,3 +359,28 @@ def _enrich_jit(detail: dict[str, str], text: str) -> None:
             "install the CUDA toolkit matching torch's CUDA (nvcc) and set CUDA_HOME in "
             "[unit.environment] so JIT kernels can be built, or use wheels with the kernels prebuilt"
         )
+
+
+# where a log names the port a server was asked to bind (its command line, its own banner)
+_PORT_IN_TEXT = re.compile(
+    r"--port[= ](\d{2,5})\b|\bport=(\d{2,5})\b|Uvicorn running on https?://[^\s:]+:(\d{2,5})"
+    r"|bind on address \([^,]{1,80}, (\d{2,5})\)"
+)
+
+
+def _enrich_port(detail: dict[str, str], text: str) -> None:
+    """port-in-use: the port, from the log's own words when the matched line lacks it."""
+    port = detail.get("port", "?")
+    if not port.isdigit():
+        m = _PORT_IN_TEXT.search(text)
+        port = next((g for g in m.groups() if g), "?") if m is not None else "?"
+    if port.isdigit():
+        detail["port"] = port
+        look = f"`ss -ltnp 'sport = :{port}'`"
+    else:
+        detail["port"] = "(the log does not name it)"
+        look = "`ss -ltnp` lists the listening ports and their processes"
+    detail["fixhint"] = (
+        f"stop what listens there ({look}) or give this deployment another --port; SGLang "
+        "also needs --port+1.. and the NCCL / dist-init ports free"
+    )

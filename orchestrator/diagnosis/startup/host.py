@@ -5,6 +5,7 @@ Assembled in priority order by `orchestrator.diagnosis.startup`."""
 from __future__ import annotations
 
 from orchestrator.diagnosis.enrich import (
+    _enrich_port,
     _enrich_rendezvous,
     _enrich_warmup,
 )
@@ -145,7 +146,7 @@ RULES: tuple[Rule, ...] = (
         signals=(Signal(("error-level",), words=_ADDR_IN_USE),),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
-        fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
+        fix="{fixhint}",
         doc=(
             "SGLang never checks the HTTP port before loading the model: uvicorn fails to bind "
             'after minutes of loading ("[Errno 98] … address already in use"). The internal '
@@ -182,6 +183,7 @@ RULES: tuple[Rule, ...] = (
         ),
         preflight_rule=None,
         defaults={"port": "?", "msg": "?"},
+        enrich=_enrich_port,
         examples=(
             # not from the corpus: Go's net package, Node's, gradio's own scan
             "listen tcp 0.0.0.0:8080: bind: address already in use",

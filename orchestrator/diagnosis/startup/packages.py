@@ -392,7 +392,7 @@ RULES: tuple[Rule, ...] = (
         ),
         title="the model path or Hub id does not exist",
         summary="model not found: {msg}",
-        fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors (path: {path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
+        fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors ({path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
         doc=(
             "The model or drafter path is wrong: a local path that does not exist is taken for a "
             'Hub repo id (huggingface_hub\'s HFValidationError "Repo id must be in the form …"), '
@@ -461,7 +461,7 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         preflight_rule="model-path-missing",
-        defaults={"msg": "?", "path": "the path in the message"},
+        defaults={"msg": "?", "path": "the path is in the message above"},
         examples=(
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
