@@ -161,6 +161,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
             ),
+            # Go's net package on Windows: "listen tcp 127.0.0.1:11434: bind: " then the
+            # system's text for WSAEADDRINUSE (10048), in English or in the OS's language; in
+            # every language that text names the triple "(protocol/network address/port)" (slashes or commas),
+            # which WSAEACCES' and WSAEADDRNOTAVAIL's texts do not
+            pat(
+                r"(?P<msg>.*?\blisten (?:tcp|tcp4|tcp6|udp)\S{0,2} (?:[\w.-]+|\[[0-9a-fA-F:.]*\])?:(?P<port>\d{1,5}): bind: (?:[Oo]nly one usage of each socket address|[^()\n]{0,200}\([^()/,\n]{1,60}[/,][^()\n]{1,120}\)).*)",
+            ),
             # a server that scans for a free port and finds none (gradio's launch())
             pat(
                 r"(?P<msg>.*Cannot find empty port in range: (?P<port>\d+)-\d+.*)",
@@ -177,6 +184,9 @@ RULES: tuple[Rule, ...] = (
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
             # not from the corpus: Windows' WSAEADDRINUSE as Python's asyncio prints it
             "OSError: [Errno 10048] error while attempting to bind on address ('0.0.0.0', 30000): only one usage of each socket address (protocol/network address/port) is normally permitted",
+            # not from the corpus: Go on a German Windows (WSAEADDRINUSE, localized)
+            "Error: listen tcp 0.0.0.0:8080: bind: Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse oder Anschluss) nur jeweils einmal verwendet werden.",
+            "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address (protocol/network address/port) is normally permitted.",
         ),
     ),
     Rule(
@@ -236,6 +246,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:gloo|Gloo).*Timed out waiting \d+ms for (?:send|recv) operation to complete.*)",
             ),
+            # c10d's store socket (the TCPStore at --dist-init-addr) waiting for the master's
+            # answer until its timeout, in torch's socket.cpp words of any release
+            # ("[c10d] waitForInput: socket SocketImpl(fd=103, addr=…, remote=[…]:5000) timed
+            # out after 1800000ms"; the glog level W or E, whatever the prefix)
+            pat(
+                r"(?P<msg>.*?\[c10d\] (?:waitForInput|recvBytes|sendBytes|recvValue|sendValue|pollFd|read|write)\w{0,12}: socket [^\n]{0,400}? timed out after \d+ ?m?s.*)",
+            ),
             pat(
                 _EXC
                 + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
@@ -248,6 +265,8 @@ RULES: tuple[Rule, ...] = (
             "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
             # not from the corpus: torch >= 2.2's client timeout
             "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
+            # not from the corpus: the store client's read, at error level
+            "[rank1]:[E1203 10:02:11.000000 7 socket.cpp:492] [c10d] recvBytes: socket SocketImpl(fd=12, addr=[node-1]:40112, remote=[node-0]:29500) timed out after 600000ms",
         ),
     ),
     Rule(
@@ -264,10 +283,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
             ),
+            # Ray's head could not bring up its own services (ray.init / `ray start`): the GCS
+            # server, the raylet, the dashboard, plasma; their logs under /tmp/ray/session_*
+            pat(
+                r"(?P<msg>.*(?:Failed to start (?:the )?(?:GCS|gcs_server|[Rr]aylet|plasma store|Ray (?:head|cluster|dashboard))\b|\b(?:GCS|gcs_server|[Rr]aylet) (?:server )?(?:failed to start|exited unexpectedly|has (?:died|exited))|Could not (?:start|connect to) (?:the )?(?:GCS|Ray head|Ray cluster)\b|Timed out (?:while )?waiting for (?:the )?(?:GCS|raylet|file /tmp/ray/\S*)).*)",
+            ),
         ),
         defaults={"msg": "?"},
         examples=(
             "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",
+            # not from the corpus: `ray start --head` whose raylet died at once
+            "RuntimeError: Failed to start the raylet. Last 20 lines of error files: see /tmp/ray/session_latest/logs/raylet.err",
+            "RuntimeError: Failed to start GCS.  Last 0 lines of error files:",
         ),
     ),
     Rule(
@@ -294,6 +321,12 @@ RULES: tuple[Rule, ...] = (
                 r"(?:Memory cgroup )?[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
             ),
             pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)"),
+            # the kernel's first OOM line (dmesg, journalctl -k), before it names its victim:
+            # "<comm> invoked oom-killer: gfp_mask=…", or its call trace's oom_kill_process
+            pat(
+                r"(?P<invoker>\S+) invoked oom-killer: gfp_mask=",
+                summary="the kernel OOM killer ran (invoked by {invoker}): host RAM ran out and it killed a process, most likely the server (host memory, not GPU memory)",
+            ),
             pat(
                 r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
                 comm="a worker (killed by Ray's memory monitor)",
@@ -336,6 +369,8 @@ RULES: tuple[Rule, ...] = (
             "sglang-kimi.service: A process of this unit has been killed by the OOM killer.",
             "sglang-kimi.service: Failed with result 'oom-kill'.",
             "Out of memory: Killed process 48213 (sglang::schedul) total-vm:912345678kB, anon-rss:201234567kB, file-rss:0kB, shmem-rss:0kB, UID:998 pgtables:401234kB oom_score_adj:0",
+            # not from the corpus: the kernel's first line, journalctl -k
+            "Dec 03 10:02:11 gpu-7 kernel: python3 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
             # not from the corpus: the shell's words for the SIGKILL
             "Loading safetensors checkpoint shards:  41% Completed | 7/17 [00:31<00:44,  3.42s/it]Killed",
             "run.sh: line 3: 48213 Killed                  python3 -m sglang.launch_server --model-path /models/kimi",
@@ -428,6 +463,16 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
             ),
+            # NCCL's shared-memory call refused by permission, not by size (a /dev/shm not
+            # writable by the service user, a sandbox, a segment left by another user): the
+            # "Error while creating shared memory segment" that follows is its wrapper, no
+            # sign of a full /dev/shm
+            pat(
+                r"NCCL WARN (?P<msg>Call to (?:shm_open|open|mmap|ftruncate|fallocate|posix_fallocate|shm_unlink)\w{0,8} failed ?: ?(?:Permission denied|Operation not permitted|EACCES|EPERM).*)",
+                summary="NCCL may not use shared memory here (permission, not size): {msg}",
+                fix="let the service user create segments in /dev/shm (mode 1777, no ProtectSystem=/PrivateDevices= hiding it, no stale nccl-* segments owned by another user: `ls -l /dev/shm`), or set NCCL_SHM_DISABLE=1 (slower)",
+                explains=("host-memory-exhausted",),
+            ),
             pat(r"NCCL WARN (?P<msg>.*)"),
             pat(
                 r"(?P<msg>.*\bnccl(?:InternalError|SystemError|UnhandledCudaError|RemoteError|InvalidUsage|InvalidArgument)\b.*)",
@@ -437,6 +482,8 @@ RULES: tuple[Rule, ...] = (
         examples=(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
             "node-3:48213:48390 [3] NCCL WARN socketProgress: Connection closed by remote peer node-5<47642>",
+            # not from the corpus: a segment refused by permission, and NCCL's wrapper after it
+            "gpu-7:4242:4300 [1] include/shm.h:27 NCCL WARN Call to shm_open failed : Operation not permitted\ngpu-7:4242:4300 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-send-0a1b-0-1-0 (size 9637888)",
             "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
         ),
     ),
