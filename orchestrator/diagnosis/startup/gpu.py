@@ -533,8 +533,8 @@ RULES: tuple[Rule, ...] = (
             # "Cuda Error in allocate: 2 (out of memory)", a memory saver's "CUresult error
             # result=2 … func=cu_mem_create")
             pat(
-                r"(?P<msg>.*?(?:\bCUresult(?: error)?\s{1,4}(?:result\s?=\s?)?2\b|\b(?:CUDA|Cuda|cuda|HIP|Hip|hip)(?: driver| runtime)? [Ee]rror in \w+: 2 \(out of memory).*)",
-                summary="GPU out of memory (CUDA error 2): {msg}",
+                r"(?P<msg>.*?(?:\bCUresult(?: error)?\s{1,4}(?:result\s?=\s?)?2\b|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bACL_ERROR_RT_MEMORY_ALLOCATION\b|\b(?:CUDA|Cuda|cuda|HIP|Hip|hip)(?: driver| runtime)? [Ee]rror in \w+: 2 \(out of memory).*)",
+                summary="GPU out of memory (the runtime's out-of-memory code): {msg}",
             ),
             pat(
                 r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
@@ -584,6 +584,7 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: the driver API's code by number (a cuMemCreate wrapper), and
             # TensorRT's runtime check
             "[vmm_allocator.cpp] CUresult error result=2 file=vmm_allocator.cpp func=cuMemCreate line=88",
+            "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY",
             "ERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",
         ),
     ),

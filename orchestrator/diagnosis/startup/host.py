@@ -168,6 +168,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\blisten (?:tcp|tcp4|tcp6|udp)\S{0,2} (?:[\w.-]+|\[[0-9a-fA-F:.]*\])?:(?P<port>\d{1,5}): bind: (?:[Oo]nly one usage of each socket address|[^()\n]{0,200}\([^()/,\n]{1,60}[/,][^()\n]{1,120}\)).*)",
             ),
+            # Rust's std::io::Error (Display "… (os error 98)", Debug "kind: AddrInUse") and
+            # Java's BindException: EADDRINUSE named by the runtime, the port often not
+            pat(
+                r"(?P<msg>.*(?:[Aa]ddress already in use \(os error (?:98|48|10048)\)|\bkind: AddrInUse\b|BindException: Address already in use).*)",
+            ),
             # a server that scans for a free port and finds none (gradio's launch())
             pat(
                 r"(?P<msg>.*Cannot find empty port in range: (?P<port>\d+)-\d+.*)",
@@ -187,6 +192,9 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: Go on a German Windows (WSAEADDRINUSE, localized)
             "Error: listen tcp 0.0.0.0:8080: bind: Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse oder Anschluss) nur jeweils einmal verwendet werden.",
             "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address (protocol/network address/port) is normally permitted.",
+            # not from the corpus: a Rust server's panic, and Java's
+            "thread 'main' panicked at src/main.rs:42:10: called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }",
+            "java.net.BindException: Address already in use",
         ),
     ),
     Rule(
@@ -321,6 +329,16 @@ RULES: tuple[Rule, ...] = (
                 r"(?:Memory cgroup )?[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
             ),
             pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)"),
+            pat(
+                r"oom_reaper: reaped process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
+            ),
+            # Kubernetes' (and docker inspect's) reason for a container its cgroup's OOM
+            # killer ended: the pod's memory limit, host memory as the container sees it
+            pat(
+                r"(?P<msg>.*(?:\bReason:\s{0,20}OOMKilled\b|\"reason\":\s?\"OOMKilled\"|\"OOMKilled\":\s?true|\bOOMKilled\b).*)",
+                summary="the container was killed by its cgroup's OOM killer (OOMKilled: the memory limit, host memory, not GPU memory): {msg}",
+                fix="raise the container's memory limit (resources.limits.memory / --memory) or lower what the server maps in host RAM; loading a TP=8 model maps the checkpoint in every rank",
+            ),
             # the kernel's first OOM line (dmesg, journalctl -k), before it names its victim:
             # "<comm> invoked oom-killer: gfp_mask=…", or its call trace's oom_kill_process
             pat(
@@ -364,13 +382,16 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         explains=("nccl-error",),
-        defaults={"comm": "a process of the service"},
+        defaults={"comm": "a process of the service", "msg": "?"},
         examples=(
             "sglang-kimi.service: A process of this unit has been killed by the OOM killer.",
             "sglang-kimi.service: Failed with result 'oom-kill'.",
             "Out of memory: Killed process 48213 (sglang::schedul) total-vm:912345678kB, anon-rss:201234567kB, file-rss:0kB, shmem-rss:0kB, UID:998 pgtables:401234kB oom_score_adj:0",
             # not from the corpus: the kernel's first line, journalctl -k
             "Dec 03 10:02:11 gpu-7 kernel: python3 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+            # not from the corpus: kubectl describe pod, and the kernel's reaper
+            "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137",
+            "[ 4242.424242] oom_reaper: reaped process 4242 (sglang::schedul), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
             # not from the corpus: the shell's words for the SIGKILL
             "Loading safetensors checkpoint shards:  41% Completed | 7/17 [00:31<00:44,  3.42s/it]Killed",
             "run.sh: line 3: 48213 Killed                  python3 -m sglang.launch_server --model-path /models/kimi",
@@ -474,17 +495,27 @@ RULES: tuple[Rule, ...] = (
                 explains=("host-memory-exhausted",),
             ),
             pat(r"NCCL WARN (?P<msg>.*)"),
+            # a native crash inside NCCL itself: a crash handler's symbolised frame in NCCL's
+            # C++ sources ('File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()'), or
+            # glibc's backtrace through libnccl ("libnccl.so.2(ncclCommInitRank+0x1f)"): no
+            # Python frame is named like that, and only a crash prints them
+            pat(
+                r"(?P<msg>.*?(?:File \"[^\"\n]{0,300}?\.(?:cc|cpp|cu|cuh|h)\", line \d+, in (?P<fn>nccl\w+)|\blibnccl\.so[.\d]*\((?P<sym>nccl\w+)\+0x[0-9a-f]+\)).*)",
+                summary="the process crashed inside NCCL ({fn}{sym}): {msg}",
+            ),
             pat(
                 r"(?P<msg>.*\bnccl(?:InternalError|SystemError|UnhandledCudaError|RemoteError|InvalidUsage|InvalidArgument)\b.*)",
             ),
         ),
-        defaults={"msg": "?"},
+        defaults={"msg": "?", "fn": "", "sym": ""},
         examples=(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
             "node-3:48213:48390 [3] NCCL WARN socketProgress: Connection closed by remote peer node-5<47642>",
             # not from the corpus: a segment refused by permission, and NCCL's wrapper after it
             "gpu-7:4242:4300 [1] include/shm.h:27 NCCL WARN Call to shm_open failed : Operation not permitted\ngpu-7:4242:4300 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-send-0a1b-0-1-0 (size 9637888)",
             "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
+            # not from the corpus: glibc's backtrace of a segfault in NCCL's init
+            "/usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclCommInitRankConfig+0x2f4)[0x7f3a9c1e2f44]",
         ),
     ),
     Rule(
