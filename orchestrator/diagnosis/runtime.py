@@ -71,7 +71,7 @@ _SERVING_LOOP = sgl_code.SERVING_LOOP
 # CUDA's and ROCm's HIP runtime print the same status strings ("HIP error: an illegal memory
 # access was encountered"); their enum names too (cudaErrorIllegalAddress, hipErrorIllegalAddress)
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP) error\b[^']*?'?(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP|Cuda|Hip)(?: driver| runtime)? error\b[^'\n]*?'?(?P<msg>"
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure))"
 )
@@ -234,6 +234,12 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     _CUDA_FAULT_LINE,
                 ),
+                # the fault by its code name alone, runtime or driver API, CUDA or HIP (a
+                # library's own check printing only the enum: "CUDA_ERROR_ILLEGAL_ADDRESS",
+                # "hipErrorIllegalAddress")
+                pat(
+                    r"(?P<msg>\b(?:(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure)|(?:CUDA|HIP)_ERROR_(?:ILLEGAL_ADDRESS|MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|LAUNCH_FAILED))\b.*)",
+                ),
                 # ROCm's own report of a GPU page fault (the HIP runtime aborts the process)
                 pat(
                     r"(?P<msg>Memory access fault by GPU node-\d+\b.*)",
@@ -248,6 +254,9 @@ def _make() -> tuple[Rule, ...]:
                 ),
                 # not from the corpus: ROCm's page-fault report
                 "Memory access fault by GPU node-2 (Agent handle: 0x55d1c0a3e2a0) on address 0x7f2a1c000000. Reason: Page not present or supervisor privilege.",
+                # not from the corpus: the driver API's enum, and a kernel library's own check
+                "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+                "Failed: Cuda error /workspace/csrc/attention.cu:212 'an illegal memory access was encountered'",
                 # not from the corpus: the same report hard-wrapped by a terminal, other reason
                 "Memory access fault by GPU node-1 (Agent handle: 0x5601) on address",
             ),
