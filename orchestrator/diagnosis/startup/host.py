@@ -335,7 +335,7 @@ RULES: tuple[Rule, ...] = (
             # Kubernetes' (and docker inspect's) reason for a container its cgroup's OOM
             # killer ended: the pod's memory limit, host memory as the container sees it
             pat(
-                r"(?P<msg>.*(?:\bReason:\s{0,20}OOMKilled\b|\"reason\":\s?\"OOMKilled\"|\"OOMKilled\":\s?true|\bOOMKilled\b).*)",
+                r"(?P<msg>.*(?:\bReason:\s{0,20}OOMKilled\b|\"reason\":\s?\"OOMKilled\"|\"OOMKilled\":\s?true|\b\d+/\d+\s+OOMKilled\b).*)",
                 summary="the container was killed by its cgroup's OOM killer (OOMKilled: the memory limit, host memory, not GPU memory): {msg}",
                 fix="raise the container's memory limit (resources.limits.memory / --memory) or lower what the server maps in host RAM; loading a TP=8 model maps the checkpoint in every rank",
             ),
@@ -391,6 +391,7 @@ RULES: tuple[Rule, ...] = (
             "Dec 03 10:02:11 gpu-7 kernel: python3 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
             # not from the corpus: kubectl describe pod, and the kernel's reaper
             "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137",
+            "sglang-kimi-0   0/1     OOMKilled   3 (41s ago)   12m",
             "[ 4242.424242] oom_reaper: reaped process 4242 (sglang::schedul), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
             # not from the corpus: the shell's words for the SIGKILL
             "Loading safetensors checkpoint shards:  41% Completed | 7/17 [00:31<00:44,  3.42s/it]Killed",
