@@ -417,8 +417,16 @@ def _classify(
     matches, echoes, errorish = _find_matches(entries, candidates, deadline)
 
     syn = _synthetic(systemd_result, exit_status, timed_out)
-    explained = {
-        c for m in matches if m.role == R.CAUSE for c in (*m.rule.explains, *m.pat.explains)
+    # a pattern's own `explains` (a line that names the cause of another rule's error by
+    # itself) is applied first; a rule it explains gives no blanket rule-level `explains`
+    # (NCCL's shm_open refused by permission explains NCCL's shm-segment wrapper, which
+    # would otherwise read as a full /dev/shm that explains every NCCL error)
+    by_pattern = {c for m in matches if m.role == R.CAUSE for c in m.pat.explains}
+    explained = by_pattern | {
+        c
+        for m in matches
+        if m.role == R.CAUSE and m.rule.id not in by_pattern
+        for c in m.rule.explains
     }
     if syn is not None and syn[1] == R.CAUSE:
         explained |= set(syn[0].explains)
