@@ -157,6 +157,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>\[(?:Errno|WinError) (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
             ),
+            # the errno alone says it, whatever language the OS wrote its text in (Windows'
+            # FormatMessage is localized: "[WinError 10048] Normalerweise darf …"); 98 is
+            # EADDRINUSE on Linux, 10048 WSAEADDRINUSE (48, macOS', needs the English text)
+            pat(
+                r"(?P<msg>\[(?:Errno|WinError) (?:98|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?.*)",
+            ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
             ),
@@ -208,6 +214,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: Go on a German Windows (WSAEADDRINUSE, localized)
             "Error: listen tcp 0.0.0.0:8080: bind: Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse oder Anschluss) nur jeweils einmal verwendet werden.",
             "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address (protocol/network address/port) is normally permitted.",
+            # not from the corpus: Python on a German Windows (the errno, localized text)
+            "OSError: [WinError 10048] Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse oder Anschluss) nur jeweils einmal verwendet werden",
             # not from the corpus: a Rust server's panic, and Java's
             "thread 'main' panicked at src/main.rs:42:10: called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }",
             "java.net.BindException: Address already in use",
