@@ -290,6 +290,19 @@ def test_render_text_shape() -> None:
     assert "ss -ltnp 'sport = :30000'" in d.fix
 
 
+def test_port_in_use_names_the_port_from_the_log_or_says_it_does_not() -> None:
+    """The errno line alone names no port: the command line or the banner does; failing
+    both, the words say so instead of printing a placeholder."""
+    errno = "OSError: [Errno 98] Address already in use"
+    d = classify_text("python -m sglang.launch_server --port 30123\n" + errno)
+    assert d.category == "port-in-use"
+    assert "port 30123" in d.summary and "sport = :30123" in d.fix
+    d = classify_text(errno)
+    assert d.category == "port-in-use"
+    assert "?" not in d.summary and "the log does not name it" in d.summary
+    assert "`ss -ltnp`" in d.fix
+
+
 # --------------------------------------------------------------------------- long logs
 
 

@@ -66,6 +66,9 @@ def test_every_rule_has_examples_that_classify_to_it(rule: R.Rule) -> None:
     for ex in rule.examples:
         d = classify_text(ex)
         assert d.category == rule.id, f"{rule.id} example classifies as {d.category}: {ex!r}"
+        # what is printed is filled in: no `{field}` of a template is left in the words
+        for said_ in (d.summary, d.fix):
+            assert re.search(r"\{[a-z_]+\}", said_) is None, f"{rule.id}: unfilled {said_!r}"
 
 
 def test_a_leading_dot_star_is_anchored() -> None:
@@ -209,6 +212,16 @@ def test_exception_families_catch_new_wordings(log: str, category: str) -> None:
         _tb([("/x/app/dist.py", "setup")], "ValueError: Unknown backend 'mpi2'"),
         # a timeout outside torch.distributed is not a rendezvous timeout
         _tb([("/x/app/client.py", "wait")], "TimeoutError: timed out waiting for the queue"),
+        # the target model's own weights of the wrong shape (an SGLang model class and a
+        # checkpoint that disagree, sglang#31827) are not the drafter's: no draft frame
+        _tb(
+            [
+                (".../sglang/srt/models/minimax_m3.py", "load_weights"),
+                (".../sglang/srt/layers/moe/fused_moe_triton/layer.py", "_load_w13"),
+            ],
+            "RuntimeError: The size of tensor a (6144) must match the size of tensor b (3072) "
+            "at non-singleton dimension 1",
+        ),
     ],
 )
 def test_families_do_not_claim_lookalikes(log: str) -> None:

@@ -183,6 +183,24 @@ def test_program_words_are_never_learned_as_a_prefix() -> None:
     assert read_lines(lines).lines == lines
 
 
+def test_a_source_location_every_line_starts_with_is_not_a_prefix() -> None:
+    """A CUDA kernel's assertion printed by each thread (pytorch#55027), a Go logger's caller:
+    the repeated `file.cu:N: ` head is the program's words. The lines, all one length, are
+    not a terminal's hard wrap either: each begins as the one before it did."""
+    lines = [
+        f"/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:142: operator(): block: [0,0,0], "
+        f'thread: [{t},0,0] Assertion `index >= -sizes[i] && index < sizes[i] && "index out of '
+        f'bounds"` failed.'
+        for t in range(90, 96)
+    ]
+    got = read_lines(lines)
+    assert got.lines == lines
+    assert got.unwrapped_width is None
+    assert classify_text("\n".join(lines)).category == "cuda-device-assert"
+    go = [f"server.go:{57 + k}: listening on 127.0.0.1:1143{k}" for k in range(5)]
+    assert read_lines(go).lines == go
+
+
 def test_hard_wrapped_terminal_lines_are_joined() -> None:
     msg = "ValueError: " + "x" * 150 + " tail"
     wrapped = [msg[k : k + 80] for k in range(0, len(msg), 80)]

@@ -110,7 +110,18 @@ class _Blank(dict[str, str]):
         return "?"
 
 
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
 def _fmt(template: str, detail: Mapping[str, str]) -> str:
+    """`template` over the detail fields. A pattern's own fix hint is itself a template over
+    the fields its regex captured (`{mtype}`): it is filled first, when every field it names
+    was captured (an enricher's hint, with text from the log in it, is left as it is)."""
+    hint = detail.get("fixhint")
+    if hint is not None and "{" in hint:
+        names = _FIELD.findall(hint)
+        if names and all(n in detail and n != "fixhint" for n in names):
+            detail = {**detail, "fixhint": _FIELD.sub(lambda m: detail[m[1]], hint)}
     try:
         return template.format_map(_Blank(detail))
     except (ValueError, IndexError):
@@ -406,8 +417,16 @@ def _classify(
     matches, echoes, errorish = _find_matches(entries, candidates, deadline)
 
     syn = _synthetic(systemd_result, exit_status, timed_out)
-    explained = {
-        c for m in matches if m.role == R.CAUSE for c in (*m.rule.explains, *m.pat.explains)
+    # a pattern's own `explains` (a line that names the cause of another rule's error by
+    # itself) is applied first; a rule it explains gives no blanket rule-level `explains`
+    # (NCCL's shm_open refused by permission explains NCCL's shm-segment wrapper, which
+    # would otherwise read as a full /dev/shm that explains every NCCL error)
+    by_pattern = {c for m in matches if m.role == R.CAUSE for c in m.pat.explains}
+    explained = by_pattern | {
+        c
+        for m in matches
+        if m.role == R.CAUSE and m.rule.id not in by_pattern
+        for c in m.rule.explains
     }
     if syn is not None and syn[1] == R.CAUSE:
         explained |= set(syn[0].explains)
@@ -538,9 +557,10 @@ def _family_match(
         paths = [f.module_path() for f in r.frames]
         funcs = [f.function for f in r.frames]
         site = r.site.function if r.site is not None else None
+        site_path = r.site.file.replace("\\", "/") if r.site is not None else None
         for rule in R.RULES:
             for fam in rule.families:
-                if fam.matches(r.name, r.message, paths, site, funcs):
+                if fam.matches(r.name, r.message, paths, site, funcs, site_path):
                     return rule, r, fam
     return None
 

@@ -142,6 +142,17 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
             f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
         )
         return
+    if detail.get("other"):
+        # two packages of one project at different releases (flashinfer and its cubins)
+        mine, other = detail.get("mine", pkg), detail["other"]
+        detail["pkg"] = mine
+        detail["fixhint"] = (
+            f"{mine} {detail.get('have', '?')} and {other} {detail.get('version', '?')} are "
+            f"installed together and must be the same release: install the matching pair into "
+            f"the unit's Python (`pip install '{mine}=={detail.get('version', '?')}'`, or pin "
+            f"{other} to {detail.get('have', '?')}), at the version your SGLang release pins"
+        )
+        return
     if detail.get("version") and detail.get("version") != "?":
         detail["fixhint"] = (
             f"install {pkg} {detail['version']} or newer into the unit's Python "
@@ -198,6 +209,25 @@ def _enrich_import(detail: dict[str, str], text: str) -> None:
         return
     if detail.get("cuda_major"):
         _cuda_library_missing(detail, text)
+        return
+    if not top:
+        # no module named: a package that failed at import time, or refused a config class
+        # (the releases installed do not fit together), not a missing one
+        pkgs = re.findall(r"\b(sglang|vllm|transformers|torch|flashinfer|sgl_kernel)\b", text)
+        found = list(dict.fromkeys(pkgs))
+        named = (
+            " and ".join(found)
+            if len(found) > 1
+            else f"{found[0]} and what it imports"
+            if found
+            else "the packages in the traceback"
+        )
+        detail["fixhint"] = (
+            f"the installed releases of {named} do not fit together: install the versions your "
+            "SGLang release pins into the unit's venv (`<venv>/bin/pip install 'sglang==X'` "
+            "brings its pins; `<venv>/bin/pip check` lists conflicts), then check "
+            "`<venv>/bin/python -c 'import sglang.launch_server'` as the service user"
+        )
         return
     if top == "sglang":
         detail["fixhint"] = (
@@ -277,8 +307,9 @@ def _enrich_hf_auth(detail: dict[str, str], text: str) -> None:
 
 def _enrich_warmup(detail: dict[str, str], text: str) -> None:
     status = detail.get("status", "?")
+    how = f"with HTTP {status} " if status.isdigit() else ""
     detail["fixhint"] = (
-        f"SGLang's warm-up request to its own port was answered with HTTP {status} by something "
+        f"SGLang's warm-up request to its own port was answered {how}by something "
         "else: an HTTP proxy taken from http_proxy/HTTPS_PROXY in the environment. Set "
         'NO_PROXY = "127.0.0.1,localhost,::1" and no_proxy the same in [unit.environment] '
         "(or drop the proxy variables from the unit's environment)"
@@ -328,3 +359,28 @@ def _enrich_jit(detail: dict[str, str], text: str) -> None:
             "install the CUDA toolkit matching torch's CUDA (nvcc) and set CUDA_HOME in "
             "[unit.environment] so JIT kernels can be built, or use wheels with the kernels prebuilt"
         )
+
+
+# where a log names the port a server was asked to bind (its command line, its own banner)
+_PORT_IN_TEXT = re.compile(
+    r"--port[= ](\d{2,5})\b|\bport=(\d{2,5})\b|Uvicorn running on https?://[^\s:]+:(\d{2,5})"
+    r"|bind on address \([^,]{1,80}, (\d{2,5})\)"
+)
+
+
+def _enrich_port(detail: dict[str, str], text: str) -> None:
+    """port-in-use: the port, from the log's own words when the matched line lacks it."""
+    port = detail.get("port", "?")
+    if not port.isdigit():
+        m = _PORT_IN_TEXT.search(text)
+        port = next((g for g in m.groups() if g), "?") if m is not None else "?"
+    if port.isdigit():
+        detail["port"] = port
+        look = f"`ss -ltnp 'sport = :{port}'`"
+    else:
+        detail["port"] = "(the log does not name it)"
+        look = "`ss -ltnp` lists the listening ports and their processes"
+    detail["fixhint"] = (
+        f"stop what listens there ({look}) or give this deployment another --port; SGLang "
+        "also needs --port+1.. and the NCCL / dist-init ports free"
+    )

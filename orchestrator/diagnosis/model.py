@@ -278,6 +278,9 @@ class Family:
     # frames whose function is one of these (any module) count as `frames` do: a code path
     # named by its functions (SGLang's serving loop) rather than by its files
     functions: tuple[str, ...] = ()
+    # the frame that raised it (the innermost) is in one of these modules (a package's own
+    # module-level code, not a user's script that imports it)
+    site_frames: tuple[str, ...] = ()
 
     def matches(
         self,
@@ -286,8 +289,13 @@ class Family:
         frame_paths: Sequence[str],
         site_function: str | None = None,
         frame_functions: Sequence[str] = (),
+        site_path: str | None = None,
     ) -> bool:
         if self.exceptions and name not in self.exceptions:
+            return False
+        if self.site_frames and not (
+            site_path is not None and any(f in site_path for f in self.site_frames)
+        ):
             return False
         if self.unless and any(w in message for w in self.unless):
             return False

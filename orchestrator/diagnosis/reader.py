@@ -275,9 +275,16 @@ _HEAD = re.compile(
 )
 
 
+# A head that is a source location (`.../IndexKernel.cu:142: `, `main.go:57: `): the program's
+# own words (a CUDA kernel's assertion, a compiler's diagnostic, a logger's caller), repeated
+# because the same statement printed every line, not a shipper's prefix.
+_SOURCE_AT = re.compile(r"\.(?:cuh?|cpp|cc|cxx|c|hpp|hh|h|py|go|rs|js|ts):\d+(?::\d+)?: $")
+
+
 def _line_heads(text: str, body: Callable[[str], str] | None = None) -> Counter[str]:
     """Shapes that begin most lines (of the first few hundred): a prefix every line carries
-    is a shipper's even where no traceback shows it. SGLang's own header is not a prefix."""
+    is a shipper's even where no traceback shows it. SGLang's own header is not a prefix,
+    nor is a source location that a program prints before its own message."""
     lines = [ln for ln in text[:200_000].split("\n", 400)[:400] if ln.strip()]
     if body is not None:
         lines = [b for b in (body(ln) for ln in lines) if b.strip()]
@@ -286,7 +293,12 @@ def _line_heads(text: str, body: Callable[[str], str] | None = None) -> Counter[
     heads: Counter[str] = Counter()
     for ln in lines:
         m = _HEAD.match(ln)
-        if m is not None and _SGL_AT.search(m[0]) is None and _PROSE.search(m[0]) is None:
+        if (
+            m is not None
+            and _SGL_AT.search(m[0]) is None
+            and _PROSE.search(m[0]) is None
+            and _SOURCE_AT.search(m[0]) is None
+        ):
             heads[_shape(m[0])] += 1
     return Counter({s: n for s, n in heads.items() if n * 10 >= len(lines) * 8})
 
@@ -367,6 +379,12 @@ def _wrap_width(lines: Sequence[str]) -> int | None:
     at_width = {ln for ln in lines if len(ln) == width and not _boxed(ln)}
     long = sum(n for k, n in lengths.items() if k > width // 2)
     if len(at_width) < 3 or lengths[width] * 5 < long:
+        return None
+    # lines of one length because one statement printed them all (a kernel's assertion from
+    # each thread): the line after each begins as it does, which a wrapped rest never does
+    after = [b for a, b in itertools.pairwise(lines) if a in at_width]
+    again = sum(1 for a, b in itertools.pairwise(lines) if a in at_width and b[:24] == a[:24])
+    if after and again * 2 > len(after):
         return None
     return width
 

@@ -71,7 +71,7 @@ _SERVING_LOOP = sgl_code.SERVING_LOOP
 # CUDA's and ROCm's HIP runtime print the same status strings ("HIP error: an illegal memory
 # access was encountered"); their enum names too (cudaErrorIllegalAddress, hipErrorIllegalAddress)
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP) error\b[^']*?'?(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP|Cuda|Hip)(?: driver| runtime)? error\b[^'\n]*?'?(?P<msg>"
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure))"
 )
@@ -234,9 +234,15 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     _CUDA_FAULT_LINE,
                 ),
+                # the fault by its code name alone, runtime or driver API, CUDA or HIP (a
+                # library's own check printing only the enum: "CUDA_ERROR_ILLEGAL_ADDRESS",
+                # "hipErrorIllegalAddress")
+                pat(
+                    r"(?P<msg>\b(?:(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure)|(?:CUDA|HIP)_ERROR_(?:ILLEGAL_ADDRESS|MISALIGNED_ADDRESS|ILLEGAL_INSTRUCTION|LAUNCH_FAILED))\b.*)",
+                ),
                 # ROCm's own report of a GPU page fault (the HIP runtime aborts the process)
                 pat(
-                    r"(?P<msg>Memory access fault by GPU node-\d+ \(Agent handle: \w+\) on address \w+\. Reason: .*)",
+                    r"(?P<msg>Memory access fault by GPU node-\d+\b.*)",
                 ),
             ),
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
@@ -248,6 +254,11 @@ def _make() -> tuple[Rule, ...]:
                 ),
                 # not from the corpus: ROCm's page-fault report
                 "Memory access fault by GPU node-2 (Agent handle: 0x55d1c0a3e2a0) on address 0x7f2a1c000000. Reason: Page not present or supervisor privilege.",
+                # not from the corpus: the driver API's enum, and a kernel library's own check
+                "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+                "Failed: Cuda error /workspace/csrc/attention.cu:212 'an illegal memory access was encountered'",
+                # not from the corpus: the same report hard-wrapped by a terminal, other reason
+                "Memory access fault by GPU node-1 (Agent handle: 0x5601) on address",
             ),
         ),
         Rule(
@@ -318,10 +329,13 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 # every torch release's words: "[Rank N]", "[PG 0 Rank N]" or "[PG ID 2 PG GUID 3
                 # Rank N]" before it; SeqNum (torch >= 1.13) and the Numel fields optional
+                # the head alone says it: a line cut short (a paste, a log shipper's limit) or
+                # a release's other tail still names the timed-out collective
                 pat(
-                    r"(?:Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout: "
-                    r"Work(?:NCCL|HCCL|XCCL)\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<timeout_ms>\d+)\) "
-                    r"ran for (?P<ran_ms>\d+) milliseconds before timing out",
+                    r"(?:Rank (?P<rank>\d+)\] )?Watchdog caught collective operation timeout"
+                    r"(?:: Work(?:NCCL|HCCL|XCCL|Gloo|UCC)\((?:SeqNum=(?P<seq>\d+), )?(?:OpType=(?P<op>\w+))?"
+                    r"(?:[^)\n]{0,200}?Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
+                    r"(?: ran for (?P<ran_ms>\d+) milliseconds before timing out)?)?)?",
                 ),
                 # torch >= 2.4 splits it: "[PG ID 2 PG GUID 3 Rank 3] Timeout at NCCL work: 32,
                 # last enqueued NCCL work: 32, last completed NCCL work: 31."
@@ -342,6 +356,8 @@ def _make() -> tuple[Rule, ...]:
                 "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800742 milliseconds before timing out.",
                 # not from the corpus: torch >= 2.4's PG-tagged split form
                 "[rank5]:[E1203 10:02:11.000000 7 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 5] Timeout at NCCL work: 118, last enqueued NCCL work: 118, last completed NCCL work: 117.",
+                # not from the corpus: the terminate path's what() (torch >= 2.2), cut short
+                "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLGATHER, NumelIn=1",
             ),
         ),
         Rule(

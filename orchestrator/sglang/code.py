@@ -27,6 +27,9 @@ __all__ = [
     "SPEC_ARGS_FILES",
     "SPEC_ARGS_FRAMES",
     "SPEC_ARGS_PACKAGES",
+    "SRT_TREE",
+    "TRANSFORMERS_FALLBACK",
+    "TRANSFORMERS_FALLBACK_CLASSES",
     "TRITON_COMPILE_STAGES",
     "VERIFY_STEP",
     "WARMUP_FUNCTIONS",
@@ -121,6 +124,21 @@ DETOKENIZER_MODULES = (
 DRAFT_PACKAGES = ("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft")
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
 MODEL_REGISTRY = ("sglang/srt/models/registry", "sglang/srt/model_loader/utils")
+# SGLang's server package, as a frame's path holds it wherever it is installed
+SRT_TREE = ("sglang/srt/",)
+# SGLang's generic Transformers backend (models/transformers.py), which it loads only for an
+# architecture it has no implementation of: an error under it, or naming one of its classes
+# (0.5.23: TransformersForCausalLM, TransformersMoEForCausalLM, TransformersMultiModal...,
+# TransformersEmbeddingModel, all over TransformersBase; one release printed
+# "TransformersForCasualLM"), is that architecture's. Class-name heads, as a message quotes them.
+TRANSFORMERS_FALLBACK = ("sglang/srt/models/transformers",)
+TRANSFORMERS_FALLBACK_CLASSES = (
+    "'TransformersFor",
+    "'TransformersMoE",
+    "'TransformersMultiModal",
+    "'TransformersEmbedding",
+    "'TransformersBase",
+)
 # the Hugging Face Hub's clients: an HTTP error raised under them is the Hub's answer
 HUB_CLIENT_PACKAGES = ("huggingface_hub/", "transformers/utils/hub")
 DISTRIBUTED_PACKAGES = ("torch/distributed/", "sglang/srt/distributed/")

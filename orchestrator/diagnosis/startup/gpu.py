@@ -65,6 +65,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>operator (?P<pkg>torchvision|torchaudio|torchao|xformers|flash_attn|sgl_kernel|vllm|flashinfer)::\w+ does not exist.*)",
             ),
+            # a package's start-up check that its compiled companion is the same release
+            # (flashinfer and flashinfer-cubin / flashinfer-jit-cache, a kernel wheel and its
+            # Python side): two versions named, and "does not match"
+            pat(
+                r"(?<![\w-])(?P<msg>(?P<mine>[\w-]{2,60}) version \(?v?(?P<have>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)? does not match (?P<other>[\w-]{2,60}) version \(?v?(?P<version>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)?(?:[.,;:\s].*)?)$",
+            ),
             # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
             pat(
                 r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
@@ -96,6 +102,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
+            # not from the corpus: flashinfer's check of its prebuilt JIT cache
+            "RuntimeError: flashinfer-jit-cache version (0.6.1) does not match flashinfer version (0.6.2). Please install the same version of both packages.",
         ),
     ),
     Rule(
@@ -241,9 +249,18 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
             ),
+            # cudaErrorDevicesUnavailable (46) in each release's words: "CUDA-capable device(s)
+            # is/are busy or unavailable", older "all CUDA-capable devices are busy or
+            # unavailable" (THCudaCheck … error=46), HIP's the same
             pat(
-                r"(?P<msg>.*CUDA-capable device\(s\) (?:is|are) busy or unavailable.*)",
+                r"(?P<msg>.*(?:CUDA|HIP|ROCm)-capable device(?:\(s\)|s)? (?:is|are) busy or unavailable.*)",
                 fixhint="another process holds the GPUs (or they are in exclusive-process mode): find it with `nvidia-smi` and stop it",
+            ),
+            # the GPU's device nodes refused to the user (ROCm's /dev/kfd and render nodes need
+            # the video/render groups; NVIDIA's /dev/nvidia*): the runtime then sees no GPU
+            pat(
+                r"(?P<msg>.*?/dev/(?:kfd|dri/(?:renderD|card)\d+|nvidia(?:\d+|ctl|-uvm))\b.{0,60}?(?:Permission denied|EACCES|Operation not permitted|EPERM).*)",
+                fixhint="the service user may not open the GPU device nodes: add it to the `video` and `render` groups (ROCm: /dev/kfd, /dev/dri/renderD*) or give the container the devices (`--device /dev/kfd --device /dev/dri`, NVIDIA: the container runtime); check `ls -l /dev/kfd /dev/dri /dev/nvidia*`",
             ),
         ),
         preflight_rule="gpus-for-tp",
@@ -262,6 +279,10 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: nvidia-smi in a container whose device cgroup lost the GPUs
             "Failed to initialize NVML: Unknown Error",
             "pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded",
+            # not from the corpus: ROCm's HSA runtime without the render group, NVIDIA's node
+            "hsa api call failure at: /long_pathname_so_that_rpms_can_package_the_debug_info/src/rocminfo/rocminfo.cc:1306 Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES ... Unable to open /dev/kfd read-write: Permission denied",
+            "open /dev/nvidia0: Operation not permitted",
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=46 : all CUDA-capable devices are busy or unavailable",
             "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
         ),
     ),
@@ -328,7 +349,19 @@ RULES: tuple[Rule, ...] = (
             # supports Ampere GPUs or newer.", "requires Hopper GPUs or later", "only supported
             # on sm90 and above"
             pat(
-                r"(?P<msg>.*(?:only supports?|only supported on|requires?|needs?) (?:NVIDIA |AMD )?(?P<gen>Volta|Turing|Ampere|Ada(?: Lovelace)?|Hopper|Blackwell|sm_?\d{2,3}a?|CDNA ?\d|MI\d{3}\w?|gfx\d{3,4}\w?)(?: \(?sm_?\d+\)?)?(?: GPUs?| architectures?| devices?)? (?:or|and) (?:newer|later|above|higher)\b.*)",
+                r"(?P<msg>.*(?:only supports?|only supported on|requires?|needs?) (?:NVIDIA |AMD )?(?P<gen>Volta|Turing|Ampere|Ada(?: Lovelace)?|Hopper|Blackwell|[Ss][Mm][ _]?\d{2,3}a?|CDNA ?\d|MI\d{3}\w?|gfx\d{3,4}\w?)(?: \(?sm_?\d+\)?)?(?: GPUs?| architectures?| devices?)?\s{1,3}(?:or|and)\s{1,3}(?:newer|later|above|higher)\b.*)",
+            ),
+            # an architecture the code has no table entry or kernel for, named by its token
+            # (gfx1101, sm_120a, "120a"): "Unknown GPU architecture: gfx1101" (aiter),
+            # "Unsupported arch sm_120a", or the table lookup itself failing (KeyError: '120a'
+            # in deep_gemm's dispatch); a bare number is no arch token (an 'a'/'f' suffix is)
+            pat(
+                r"(?P<msg>.*?(?:\b(?:[Uu]nknown|[Uu]nsupported|[Uu]nrecognized|[Ii]nvalid) (?:GPU |CUDA |device |target |gfx )?(?:architecture|arch)\b:? ['\"]?(?P<arch>gfx\d{3,4}\w?|sm_?\d{2,3}[af]?\b|compute_\d{2,3}[af]?)|^KeyError: ['\"](?P<key>gfx\d{3,4}\w?|sm_?\d{2,3}[af]?|\d{2,3}[af])['\"]$).*)",
+            ),
+            # HIP's loader finding no code object for this GPU in a library's fat binary
+            # (a ROCm build without this gfx target: rccl, torch, a wheel)
+            pat(
+                r"(?P<msg>.*(?:Cannot retrieve Static function|No compatible code objects? found for:? ?gfx\w+).*)",
             ),
             # a capability floor as a number: "Minimum capability: 89. Current capability: 86."
             # (vLLM's quantisation check), "compute capability >= 7.0"
@@ -359,6 +392,12 @@ RULES: tuple[Rule, ...] = (
             "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1036\nhipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
             # not from the corpus: a quantisation method's capability floor
             "ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86.",
+            # not from the corpus: an arch token a dispatch table lacks, and HIP's loader
+            "KeyError: 'sm_100f'",
+            "RuntimeError: Unsupported arch sm_121a for this kernel",
+            "ValueError: Unknown GPU architecture: gfx1201. Supported architectures: ['gfx90a', 'gfx942']",
+            "hip_platform.cpp:110 : Cannot retrieve Static function, error: 98",
+            "RuntimeError: This kernel only supports SM 80 and above",
             # not from the corpus: a Compute Capability floor in another project's words
             "ValueError: Marlin FP8 kernels need a GPU with compute capability 8.0 or newer; this GPU has 7.5",
             # not from the corpus: a generation as the floor (FA3's, DeepGEMM's wordings)
@@ -413,7 +452,12 @@ RULES: tuple[Rule, ...] = (
             # ninja, even inside SGLang's notice that it ignored a model module's import error,
             # where the failed build hides the model's module (the first quoted command only)
             pat(
-                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\s]*/)?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx)(?:-\d+)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
+                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\n]{0,260}[/\\])?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx|cl)(?:-\d+)?(?:\.exe|\.EXE)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
+            ),
+            # the same raised as CalledProcessError, its line cut before the exit status (a
+            # long compiler command: Windows' MinGW gcc.EXE, a JIT's nvcc with every -I flag)
+            pat(
+                r"\A(?P<msg>(?>.*?\bCalledProcessError: Command '\[?')(?P<compiler>(?:[^'\n]{0,260}[/\\])?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx|cl)(?:-\d+)?(?:\.exe|\.EXE)?)'.*)",
             ),
             # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
             # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
@@ -432,6 +476,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.",
             # not from the corpus: subprocess' words for a JIT's compiler exit status
             "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/nvcc', '-c', 'kernel.cu', '-o', 'kernel.o']' returned non-zero exit status 2.",
+            # not from the corpus: Windows' compiler by its .exe path, the line cut short
+            "subprocess.CalledProcessError: Command '['C:\\\\Program Files\\\\LLVM\\\\bin\\\\clang.exe', 'C:\\\\Temp\\\\tmp1\\\\cuda_utils.c', '-O3', '-shared', '-IC:\\\\Py",
         ),
     ),
     Rule(
@@ -489,6 +535,15 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\b(?:CUDA|HIP|cuda|hip|ROCm)(?: runtime| driver| API)? error(?: \d+)?(?: at \S+)?: out of memory.*)",
                 summary="GPU out of memory: {msg}",
             ),
+            # the code by number, as a library's own CUDA check prints it: CUresult 2
+            # (CUDA_ERROR_OUT_OF_MEMORY, the driver API: cuMemCreate, cuMemAlloc) and the
+            # runtime's error 2 (cudaErrorMemoryAllocation) named after its number (TensorRT's
+            # "Cuda Error in allocate: 2 (out of memory)", a memory saver's "CUresult error
+            # result=2 … func=cu_mem_create")
+            pat(
+                r"(?P<msg>.*?(?:\bCUresult(?: error)?\s{1,4}(?:result\s?=\s?)?2\b|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bACL_ERROR_RT_MEMORY_ALLOCATION\b|\b(?:CUDA|Cuda|cuda|HIP|Hip|hip)(?: driver| runtime)? [Ee]rror in \w+: 2 \(out of memory).*)",
+                summary="GPU out of memory (the runtime's out-of-memory code): {msg}",
+            ),
             pat(
                 r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
                 summary="GPU out of memory (NCCL could not allocate {tried} bytes on the device): {msg}",
@@ -534,6 +589,11 @@ RULES: tuple[Rule, ...] = (
             "ggml_cuda_compute_forward: HIP error 2 at ggml-cuda.cu:2311: out of memory",
             # not from the corpus: NCCL's device allocation, the malloc form (alloc.h)
             "misc/alloc.h:134 NCCL WARN Failed to CUDA malloc 33554432 bytes",
+            # not from the corpus: the driver API's code by number (a cuMemCreate wrapper), and
+            # TensorRT's runtime check
+            "[vmm_allocator.cpp] CUresult error result=2 file=vmm_allocator.cpp func=cuMemCreate line=88",
+            "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY",
+            "ERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",
         ),
     ),
     Rule(

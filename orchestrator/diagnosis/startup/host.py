@@ -5,6 +5,7 @@ Assembled in priority order by `orchestrator.diagnosis.startup`."""
 from __future__ import annotations
 
 from orchestrator.diagnosis.enrich import (
+    _enrich_port,
     _enrich_rendezvous,
     _enrich_warmup,
 )
@@ -60,6 +61,13 @@ RULES: tuple[Rule, ...] = (
             # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
             # not deeper in the model it ran: the request to its own port did not get through
             Family((), site_functions=code.WARMUP_FUNCTIONS),
+            # the HTTP client under SGLang's warm-up got an answer that is not SGLang's: a body
+            # that is not JSON, a proxy's refusal, an HTTP error status (requests, httpx, urllib3)
+            Family(
+                ("JSONDecodeError", "ProxyError", "HTTPError", "HTTPStatusError"),
+                functions=code.WARMUP_FUNCTIONS,
+                summary="the warm-up request to the server's own port got an answer that is not SGLang's: {exc}: {msg}",
+            ),
         ),
         signals=(
             # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
@@ -116,6 +124,13 @@ RULES: tuple[Rule, ...] = (
                 "_execute_server_warmup",
                 "AssertionError: res=<Response [502]>, res.text=''",
             ),
+            # not from the corpus: httpx under the warm-up, a proxy's 502 page
+            "Traceback (most recent call last):\n"
+            f'  File ".../{code.EXAMPLE_FILES["http-server"]}", line 1, in _wait_and_warmup\n'
+            "    ...\n"
+            '  File "/opt/venv/lib/python3.12/site-packages/httpx/_models.py", line 829, in raise_for_status\n'
+            "    raise HTTPStatusError(message, request=request, response=self)\n"
+            "httpx.HTTPStatusError: Server error '502 Bad Gateway' for url 'http://127.0.0.1:30000/get_model_info'",
             # not from the corpus: the proxy's answer as urllib3's debug log shows it
             'http://proxy.corp:3128 "POST http://127.0.0.1:30000/generate HTTP/1.1" 502 0',
             # not from the corpus: requests refused by a proxy on the way to 127.0.0.1
@@ -131,7 +146,7 @@ RULES: tuple[Rule, ...] = (
         signals=(Signal(("error-level",), words=_ADDR_IN_USE),),
         title="a port SGLang needs is taken",
         summary="port {port} is already in use: {msg}",
-        fix="stop what listens there (`ss -ltnp 'sport = :{port}'`) or give this deployment another --port; SGLang also needs --port+1.. and the NCCL / dist-init ports free ",
+        fix="{fixhint}",
         doc=(
             "SGLang never checks the HTTP port before loading the model: uvicorn fails to bind "
             'after minutes of loading ("[Errno 98] … address already in use"). The internal '
@@ -141,6 +156,12 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(
                 r"(?P<msg>\[(?:Errno|WinError) (?:98|48|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?(?:[Aa]ddress already in use|[Oo]nly one usage of each socket address))",
+            ),
+            # the errno alone says it, whatever language the OS wrote its text in (Windows'
+            # FormatMessage is localized: "[WinError 10048] Normalerweise darf …"); 98 is
+            # EADDRINUSE on Linux, 10048 WSAEADDRINUSE (48, macOS', needs the English text)
+            pat(
+                r"(?P<msg>\[(?:Errno|WinError) (?:98|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?.*)",
             ),
             pat(
                 r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
@@ -161,6 +182,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
             ),
+            # Go's net package on Windows: "listen tcp 127.0.0.1:11434: bind: " then the
+            # system's text for WSAEADDRINUSE (10048), in English or in the OS's language; in
+            # every language that text names the triple "(protocol/network address/port)" (slashes or commas),
+            # which WSAEACCES' and WSAEADDRNOTAVAIL's texts do not
+            pat(
+                r"(?P<msg>.*?\blisten (?:tcp|tcp4|tcp6|udp)\S{0,2} (?:[\w.-]+|\[[0-9a-fA-F:.]*\])?:(?P<port>\d{1,5}): bind: (?:[Oo]nly one usage of each socket address|[^()\n]{0,200}\([^()/,\n]{1,60}[/,][^()\n]{1,120}\)).*)",
+            ),
+            # Rust's std::io::Error (Display "… (os error 98)", Debug "kind: AddrInUse") and
+            # Java's BindException: EADDRINUSE named by the runtime, the port often not
+            pat(
+                r"(?P<msg>.*(?:[Aa]ddress already in use \(os error (?:98|48|10048)\)|\bkind: AddrInUse\b|BindException: Address already in use).*)",
+            ),
             # a server that scans for a free port and finds none (gradio's launch())
             pat(
                 r"(?P<msg>.*Cannot find empty port in range: (?P<port>\d+)-\d+.*)",
@@ -168,6 +201,7 @@ RULES: tuple[Rule, ...] = (
         ),
         preflight_rule=None,
         defaults={"port": "?", "msg": "?"},
+        enrich=_enrich_port,
         examples=(
             # not from the corpus: Go's net package, Node's, gradio's own scan
             "listen tcp 0.0.0.0:8080: bind: address already in use",
@@ -177,6 +211,14 @@ RULES: tuple[Rule, ...] = (
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
             # not from the corpus: Windows' WSAEADDRINUSE as Python's asyncio prints it
             "OSError: [Errno 10048] error while attempting to bind on address ('0.0.0.0', 30000): only one usage of each socket address (protocol/network address/port) is normally permitted",
+            # not from the corpus: Go on a German Windows (WSAEADDRINUSE, localized)
+            "Error: listen tcp 0.0.0.0:8080: bind: Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse oder Anschluss) nur jeweils einmal verwendet werden.",
+            "Error: listen tcp 127.0.0.1:11434: bind: Only one usage of each socket address (protocol/network address/port) is normally permitted.",
+            # not from the corpus: Python on a German Windows (the errno, localized text)
+            "OSError: [WinError 10048] Normalerweise darf jede Socketadresse (Protokoll, Netzwerkadresse oder Anschluss) nur jeweils einmal verwendet werden",
+            # not from the corpus: a Rust server's panic, and Java's
+            "thread 'main' panicked at src/main.rs:42:10: called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }",
+            "java.net.BindException: Address already in use",
         ),
     ),
     Rule(
@@ -236,6 +278,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:gloo|Gloo).*Timed out waiting \d+ms for (?:send|recv) operation to complete.*)",
             ),
+            # c10d's store socket (the TCPStore at --dist-init-addr) waiting for the master's
+            # answer until its timeout, in torch's socket.cpp words of any release
+            # ("[c10d] waitForInput: socket SocketImpl(fd=103, addr=…, remote=[…]:5000) timed
+            # out after 1800000ms"; the glog level W or E, whatever the prefix)
+            pat(
+                r"(?P<msg>.*?\[c10d\] (?:waitForInput|recvBytes|sendBytes|recvValue|sendValue|pollFd|read|write)\w{0,12}: socket [^\n]{0,400}? timed out after \d+ ?m?s.*)",
+            ),
             pat(
                 _EXC
                 + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
@@ -248,6 +297,8 @@ RULES: tuple[Rule, ...] = (
             "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
             # not from the corpus: torch >= 2.2's client timeout
             "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
+            # not from the corpus: the store client's read, at error level
+            "[rank1]:[E1203 10:02:11.000000 7 socket.cpp:492] [c10d] recvBytes: socket SocketImpl(fd=12, addr=[node-1]:40112, remote=[node-0]:29500) timed out after 600000ms",
         ),
     ),
     Rule(
@@ -264,10 +315,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
             ),
+            # Ray's head could not bring up its own services (ray.init / `ray start`): the GCS
+            # server, the raylet, the dashboard, plasma; their logs under /tmp/ray/session_*
+            pat(
+                r"(?P<msg>.*(?:Failed to start (?:the )?(?:GCS|gcs_server|[Rr]aylet|plasma store|Ray (?:head|cluster|dashboard))\b|\b(?:GCS|gcs_server|[Rr]aylet) (?:server )?(?:failed to start|exited unexpectedly|has (?:died|exited))|Could not (?:start|connect to) (?:the )?(?:GCS|Ray head|Ray cluster)\b|Timed out (?:while )?waiting for (?:the )?(?:GCS|raylet|file /tmp/ray/\S*)).*)",
+            ),
         ),
         defaults={"msg": "?"},
         examples=(
             "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",
+            # not from the corpus: `ray start --head` whose raylet died at once
+            "RuntimeError: Failed to start the raylet. Last 20 lines of error files: see /tmp/ray/session_latest/logs/raylet.err",
+            "RuntimeError: Failed to start GCS.  Last 0 lines of error files:",
         ),
     ),
     Rule(
@@ -294,6 +353,22 @@ RULES: tuple[Rule, ...] = (
                 r"(?:Memory cgroup )?[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
             ),
             pat(r"oom-kill:constraint=\S+.*?task=(?P<comm>[^,]+),pid=(?P<pid>\d+)"),
+            pat(
+                r"oom_reaper: reaped process (?P<pid>\d+) \((?P<comm>[^)]*)\)",
+            ),
+            # Kubernetes' (and docker inspect's) reason for a container its cgroup's OOM
+            # killer ended: the pod's memory limit, host memory as the container sees it
+            pat(
+                r"(?P<msg>.*(?:\bReason:\s{0,20}OOMKilled\b|\"reason\":\s?\"OOMKilled\"|\"OOMKilled\":\s?true|\b\d+/\d+\s+OOMKilled\b).*)",
+                summary="the container was killed by its cgroup's OOM killer (OOMKilled: the memory limit, host memory, not GPU memory): {msg}",
+                fix="raise the container's memory limit (resources.limits.memory / --memory) or lower what the server maps in host RAM; loading a TP=8 model maps the checkpoint in every rank",
+            ),
+            # the kernel's first OOM line (dmesg, journalctl -k), before it names its victim:
+            # "<comm> invoked oom-killer: gfp_mask=…", or its call trace's oom_kill_process
+            pat(
+                r"(?P<invoker>\S+) invoked oom-killer: gfp_mask=",
+                summary="the kernel OOM killer ran (invoked by {invoker}): host RAM ran out and it killed a process, most likely the server (host memory, not GPU memory)",
+            ),
             pat(
                 r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
                 comm="a worker (killed by Ray's memory monitor)",
@@ -331,11 +406,17 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         explains=("nccl-error",),
-        defaults={"comm": "a process of the service"},
+        defaults={"comm": "a process of the service", "msg": "?"},
         examples=(
             "sglang-kimi.service: A process of this unit has been killed by the OOM killer.",
             "sglang-kimi.service: Failed with result 'oom-kill'.",
             "Out of memory: Killed process 48213 (sglang::schedul) total-vm:912345678kB, anon-rss:201234567kB, file-rss:0kB, shmem-rss:0kB, UID:998 pgtables:401234kB oom_score_adj:0",
+            # not from the corpus: the kernel's first line, journalctl -k
+            "Dec 03 10:02:11 gpu-7 kernel: python3 invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+            # not from the corpus: kubectl describe pod, and the kernel's reaper
+            "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137",
+            "sglang-kimi-0   0/1     OOMKilled   3 (41s ago)   12m",
+            "[ 4242.424242] oom_reaper: reaped process 4242 (sglang::schedul), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
             # not from the corpus: the shell's words for the SIGKILL
             "Loading safetensors checkpoint shards:  41% Completed | 7/17 [00:31<00:44,  3.42s/it]Killed",
             "run.sh: line 3: 48213 Killed                  python3 -m sglang.launch_server --model-path /models/kimi",
@@ -428,16 +509,38 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
             ),
+            # NCCL's shared-memory call refused by permission, not by size (a /dev/shm not
+            # writable by the service user, a sandbox, a segment left by another user): the
+            # "Error while creating shared memory segment" that follows is its wrapper, no
+            # sign of a full /dev/shm
+            pat(
+                r"NCCL WARN (?P<msg>Call to (?:shm_open|open|mmap|ftruncate|fallocate|posix_fallocate|shm_unlink)\w{0,8} failed ?: ?(?:Permission denied|Operation not permitted|EACCES|EPERM).*)",
+                summary="NCCL may not use shared memory here (permission, not size): {msg}",
+                fix="let the service user create segments in /dev/shm (mode 1777, no ProtectSystem=/PrivateDevices= hiding it, no stale nccl-* segments owned by another user: `ls -l /dev/shm`), or set NCCL_SHM_DISABLE=1 (slower)",
+                explains=("host-memory-exhausted",),
+            ),
             pat(r"NCCL WARN (?P<msg>.*)"),
+            # a native crash inside NCCL itself: a crash handler's symbolised frame in NCCL's
+            # C++ sources ('File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()'), or
+            # glibc's backtrace through libnccl ("libnccl.so.2(ncclCommInitRank+0x1f)"): no
+            # Python frame is named like that, and only a crash prints them
+            pat(
+                r"(?P<msg>.*?(?:File \"[^\"\n]{0,300}?\.(?:cc|cpp|cu|cuh|h)\", line \d+, in (?P<fn>nccl\w+)|\blibnccl\.so[.\d]*\((?P<sym>nccl\w+)\+0x[0-9a-f]+\)).*)",
+                summary="the process crashed inside NCCL ({fn}{sym}): {msg}",
+            ),
             pat(
                 r"(?P<msg>.*\bnccl(?:InternalError|SystemError|UnhandledCudaError|RemoteError|InvalidUsage|InvalidArgument)\b.*)",
             ),
         ),
-        defaults={"msg": "?"},
+        defaults={"msg": "?", "fn": "", "sym": ""},
         examples=(
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3",
             "node-3:48213:48390 [3] NCCL WARN socketProgress: Connection closed by remote peer node-5<47642>",
+            # not from the corpus: a segment refused by permission, and NCCL's wrapper after it
+            "gpu-7:4242:4300 [1] include/shm.h:27 NCCL WARN Call to shm_open failed : Operation not permitted\ngpu-7:4242:4300 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-send-0a1b-0-1-0 (size 9637888)",
             "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
+            # not from the corpus: glibc's backtrace of a segfault in NCCL's init
+            "/usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclCommInitRankConfig+0x2f4)[0x7f3a9c1e2f44]",
         ),
     ),
     Rule(

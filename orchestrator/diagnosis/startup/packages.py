@@ -18,6 +18,7 @@ from orchestrator.diagnosis.model import (
     example,
     pat,
     said,
+    under,
 )
 from orchestrator.diagnosis.startup.patterns import (
     _CUDA_RUNTIME_LIB,
@@ -50,10 +51,38 @@ RULES: tuple[Rule, ...] = (
                 words=("cannot open shared object file",),
                 unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
             ),
+            # an installed package's module-level code failing as it is imported (a class body
+            # or a decorator that the installed release of what it imports no longer accepts:
+            # transformers 5 making configs dataclasses, an attribute a newer torch removed):
+            # the installed versions do not fit together, whatever the words
+            Family(
+                ("TypeError", "AttributeError", "NameError"),
+                site_functions=("<module>",),
+                site_frames=("site-packages/", "dist-packages/", *code.SRT_TREE),
+                summary="an installed package failed while it was being imported (its code does not fit the installed release of what it imports): {exc}: {msg}",
+            ),
+            # transformers refusing a config class a package registers because transformers
+            # now ships its own for that model: the package is older than transformers
+            Family(
+                ("ValueError",),
+                words=(
+                    "is already used by a Transformers model",
+                    "is already used by a Transformers config",
+                ),
+            ),
         ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
-        signals=(Signal(("error-level",), words=("cannot import name '", "No module named '")),),
+        signals=(
+            Signal(("error-level",), words=("cannot import name '", "No module named '")),
+            Signal(
+                ("error-level",),
+                words=(
+                    "is already used by a Transformers model",
+                    "is already used by a Transformers config",
+                ),
+            ),
+        ),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
         fix="{fixhint}",
@@ -73,6 +102,19 @@ RULES: tuple[Rule, ...] = (
                 r"^(?:[-*]\s*)?\s*(?:[\w.]+\.)?(?P<exc>ImportError|OSError|RuntimeError): (?:.{0,200}?: )?(?P<msg>(?P<lib>"
                 + _CUDA_RUNTIME_LIB
                 + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: cannot open shared object file.*)",
+            ),
+            # the same, in any wrapper's words or none (a bare loader line, a quoted one,
+            # cuda-python's "Failed to dlopen libcudart.so.12", cuDNN's "Could not load
+            # library libcudnn_cnn_infer.so.8"): the library's name and the loader's words
+            pat(
+                r"(?<![\w.-])(?P<msg>(?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*: ?cannot open shared object file.*)",
+            ),
+            pat(
+                r"(?P<msg>(?:[Ff]ailed to dlopen|[Cc]ould not load library|[Uu]nable to load) (?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*.*)",
             ),
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
@@ -114,6 +156,16 @@ RULES: tuple[Rule, ...] = (
             "ModuleNotFoundError: No module named 'sgl_kernel'",
             # a wrapper's own words around Python's (not from the corpus)
             "ERROR 05-02 10:11:12 [registry.py:412] Error in inspecting model architecture 'Qwen2VLForConditionalGeneration': No module named 'qwen_vl_utils'",
+            # not from the corpus: a package's module-level code under a newer torch, and a
+            # package registering a config that transformers now ships itself
+            under(
+                "/opt/venv/lib/python3.12/site-packages/some_kernels/ops.py",
+                "<module>",
+                "AttributeError: module 'torch.library' has no attribute 'register_fake'",
+            ),
+            "ValueError: 'deepseek_v4' is already used by a Transformers config, pick another name.",
+            # the loader's words with no exception around them (not from the corpus: cuDNN's)
+            "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
         ),
     ),
     Rule(
@@ -325,12 +377,22 @@ RULES: tuple[Rule, ...] = (
                     "valid model identifier",
                     "Repo id must",
                     "Can't load the configuration",
+                    # transformers' words when config.json at the path is not JSON
+                    "is not a valid JSON file",
                 ),
+            ),
+            # the model path's config read as JSON and not JSON (a .pth or .safetensors file
+            # given as the model path, a truncated download): the decode error under
+            # transformers' config reader, before its own words above
+            Family(
+                ("UnicodeDecodeError", "JSONDecodeError"),
+                frames=("transformers/configuration_utils",),
+                summary="the model path is not a Hugging Face model directory: its config is not JSON ({exc}: {msg})",
             ),
         ),
         title="the model path or Hub id does not exist",
         summary="model not found: {msg}",
-        fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors (path: {path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
+        fix="check --model-path and --speculative-draft-model-path: a local directory must exist for the service user and hold config.json and the *.safetensors ({path}); a Hub id must be 'org/name' (a gated model needs HF_TOKEN in unit.environment_file)",
         doc=(
             "The model or drafter path is wrong: a local path that does not exist is taken for a "
             'Hub repo id (huggingface_hub\'s HFValidationError "Repo id must be in the form …"), '
@@ -399,7 +461,7 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         preflight_rule="model-path-missing",
-        defaults={"msg": "?", "path": "the path in the message"},
+        defaults={"msg": "?", "path": "the path is in the message above"},
         examples=(
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
@@ -413,6 +475,12 @@ RULES: tuple[Rule, ...] = (
             "huggingface_hub.errors.RevisionNotFoundError: 404 Client Error. (Request ID: Root=1-6)\n\nRevision Not Found for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/v2.\nInvalid rev id: v2",
             "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/models/kimi-k2.6-q4_k_m.gguf/revision/main",
             example("no-model-weights", path="/models/Kimi-K2.6"),
+            # not from the corpus: a weights file given as the model path, read as config.json
+            under(
+                "/opt/venv/lib/python3.12/site-packages/transformers/configuration_utils.py",
+                "_dict_from_json_file",
+                "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+            ),
         ),
     ),
     Rule(
@@ -433,6 +501,15 @@ RULES: tuple[Rule, ...] = (
                     "transformers/models/auto/",
                     *code.MODEL_REGISTRY,
                 ),
+            ),
+            # anything that goes wrong in SGLang's generic Transformers backend, which SGLang
+            # falls back to only for an architecture it does not implement (any exception, any
+            # words: a missing attribute, a shape, a kwarg)
+            Family(
+                (),
+                words=code.TRANSFORMERS_FALLBACK_CLASSES,
+                frames=code.TRANSFORMERS_FALLBACK,
+                summary="SGLang has no implementation of this architecture and its generic Transformers backend failed: {exc}: {msg}",
             ),
         ),
         title="the installed transformers / SGLang does not know the model's architecture",
@@ -472,6 +549,7 @@ RULES: tuple[Rule, ...] = (
             ),
             *said(
                 "arch-unsupported",
+                anywhere=True,
                 fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
             ),
         ),
@@ -490,6 +568,20 @@ RULES: tuple[Rule, ...] = (
             "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
             # llama.cpp's loader (and what embeds it) on an architecture it does not know
             "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
+            # not from the corpus: SGLang's generic Transformers backend, taken for an
+            # architecture SGLang does not implement, failing on the model's own code
+            under(
+                f".../{code.TRANSFORMERS_FALLBACK[0]}.py",
+                "forward",
+                "TypeError: forward() got an unexpected keyword argument 'position_ids'",
+            ),
+            # SGLang's words logged by a wrapper, without the exception's name
+            "[2026-12-03 10:11:12] "
+            + example(
+                "arch-unsupported",
+                architectures="['MiniMaxM3ForCausalLM']",
+                supported="dict_keys(['LlamaForCausalLM'])",
+            ),
         ),
     ),
 )

@@ -296,7 +296,7 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>RuntimeError|IndexError): (?P<msg>(?:The size of tensor a \((?P<got>\d+)\) must match the size of tensor b \((?P<want>\d+)\)|index -?\d+ is out of bounds for dimension \d+ with size \d+).*)",
-                context=_DRAFT_FRAMES + r"|_mtp\.py|in load_weights",
+                context=_DRAFT_FRAMES + r"|_mtp\.py",
             ),
             *said("eagle3-mla-q-lora"),
             *said("eagle3-one-layer"),
