@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from orchestrator import profiles
 from orchestrator.systemd import control as deployer
 
@@ -100,3 +102,63 @@ def test_history_result_from_a_real_store(tmp_path: Path) -> None:
     assert list(data) == ["profile", "releases", "incidents", "interrupted"]
     assert data["releases"][0]["outcome"] == "healthy" and "units" not in data["releases"][0]
     assert history(tmp_path, "absent").releases == []
+
+
+def test_an_unknown_start_waits_for_the_rest_of_its_journal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a loaded box PID 1's exit lines can reach the journal before the process's own last
+    stderr line (the check oneshot's "deploy-check: ... does not exist"): a start classified
+    `unknown` reads its journal again after a sync until it stops growing, and the late line
+    names the cause. A journal that does not grow is read once more, not waited on."""
+    from orchestrator.diagnosis import journal
+
+    inv = "5b0c4a3f2e1d4c7b8a9f0e1d2c3b4a59"
+    unit = "sglang-e2e-check.service"
+
+    def line(ts: int, msg: str, pid: str, **kw: str) -> str:
+        return json.dumps(
+            {"__REALTIME_TIMESTAMP": str(ts), "_PID": pid, "MESSAGE": msg, "PRIORITY": "3", **kw}
+        )
+
+    exited = line(
+        1,
+        f"{unit}: Main process exited, code=exited, status=1/FAILURE",
+        "1",
+        UNIT=unit,
+        INVOCATION_ID=inv,
+    )
+    failed = line(2, f"{unit}: Failed with result 'exit-code'.", "1", UNIT=unit, INVOCATION_ID=inv)
+    late = line(
+        0,
+        "deploy-check: model directory /srv/models/absent does not exist",
+        "4242",
+        _SYSTEMD_UNIT=unit,
+        _SYSTEMD_INVOCATION_ID=inv,
+    )
+    reads = [[exited, failed], [exited, failed, late]]
+    calls: list[int] = []
+
+    def fake_read(
+        u: str, *, user: bool = False, invocation: str | None = None, **kw: object
+    ) -> journal.JournalLines:
+        calls.append(1)
+        text = reads[min(len(calls) - 1, len(reads) - 1)]
+        return journal.JournalLines("\n".join(text) + "\n")
+
+    monkeypatch.setattr(deployer.journal, "read", fake_read)
+    monkeypatch.setattr(deployer, "_sync_journal", lambda: None)
+    spec = profiles.load("kimi-k26-eagle3")
+    d = deployer.diagnose_start(
+        spec, unit, inv, user=False, systemd_result="exit-code", exit_status="1", timed_out=False
+    )
+    assert d.category == "model-not-found", d.render_text()
+    assert len(calls) == 2
+
+    # nothing more comes: unknown after one more read, without waiting out the bound
+    reads[:] = [[exited, failed]]
+    calls.clear()
+    d = deployer.diagnose_start(
+        spec, unit, inv, user=False, systemd_result="exit-code", exit_status="1", timed_out=False
+    )
+    assert d.category == "unknown" and len(calls) == 2

@@ -150,6 +150,10 @@ def _sync_journal() -> None:
         subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=5, check=False)
 
 
+# how long an `unknown` start waits for the rest of its journal (a loaded box's stream lag)
+_SETTLE_S = 2.0
+
+
 def diagnose_start(
     spec: Spec,
     unit: str,
@@ -181,14 +185,36 @@ def diagnose_start(
             break
         time.sleep(0.05)
         entries = journal.read(unit, user=user, invocation=invocation)
-    return diagnose.classify(
-        entries,
-        flags=dict(spec.server),
-        release=spec.sglang.release,
-        systemd_result=systemd_result,
-        exit_status=exit_status,
-        timed_out=timed_out,
-    )
+
+    def classify(entries: journal.JournalLines) -> Diagnosis:
+        return diagnose.classify(
+            entries,
+            flags=dict(spec.server),
+            release=spec.sglang.release,
+            systemd_result=systemd_result,
+            exit_status=exit_status,
+            timed_out=timed_out,
+        )
+
+    diag = classify(entries)
+    if diag.category != "unknown" or not invocation:
+        return diag
+    # No cause in what was read: the process's own last lines (its stdout/stderr stream) can
+    # reach the journal after PID 1's exit lines on a loaded box. Read again after each sync
+    # until the journal of this start stops growing (bounded), and classify what it holds.
+    end = time.monotonic() + _SETTLE_S
+    seen = len(entries)
+    while time.monotonic() < end:
+        time.sleep(0.05)
+        _sync_journal()
+        entries = journal.read(unit, user=user, invocation=invocation)
+        if len(entries) == seen:
+            break
+        seen = len(entries)
+        diag = classify(entries)
+        if diag.category != "unknown":
+            break
+    return diag
 
 
 def _exit_status(st: UnitState | None) -> str | None:
