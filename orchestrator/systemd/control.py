@@ -150,7 +150,7 @@ def _sync_journal() -> None:
         subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=5, check=False)
 
 
-# how long an `unknown` start waits for the rest of its journal (a loaded box's stream lag)
+# how long a start with no cause line waits for the rest of its journal (a stream's lag)
 _SETTLE_S = 2.0
 
 
@@ -197,11 +197,12 @@ def diagnose_start(
         )
 
     diag = classify(entries)
-    if diag.category != "unknown" or not invocation:
+    if diag.role == "cause" or not invocation:
         return diag
-    # No cause in what was read: the process's own last lines (its stdout/stderr stream) can
-    # reach the journal after PID 1's exit lines on a loaded box. Read again after each sync
-    # until the journal of this start stops growing (bounded), and classify what it holds.
+    # No line names a cause (unknown, or only systemd's result / a bare SIGKILL to go on): the
+    # process's own last lines (its stdout/stderr stream) can reach the journal after PID 1's
+    # exit lines on a loaded box. Read again after each sync until the journal of this start
+    # stops growing (bounded), and classify what it holds.
     end = time.monotonic() + _SETTLE_S
     seen = len(entries)
     while time.monotonic() < end:
@@ -212,7 +213,7 @@ def diagnose_start(
             break
         seen = len(entries)
         diag = classify(entries)
-        if diag.category != "unknown":
+        if diag.role == "cause":
             break
     return diag
 
