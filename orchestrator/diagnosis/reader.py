@@ -382,9 +382,8 @@ def _wrap_width(lines: Sequence[str]) -> int | None:
         return None
     # lines of one length because one statement printed them all (a kernel's assertion from
     # each thread): the line after each begins as it does, which a wrapped rest never does
-    after = [b for a, b in itertools.pairwise(lines) if a in at_width]
-    again = sum(1 for a, b in itertools.pairwise(lines) if a in at_width and b[:24] == a[:24])
-    if after and again * 2 > len(after):
+    after = [(a, b) for a, b in itertools.pairwise(lines) if a in at_width]
+    if after and sum(b[:24] == a[:24] for a, b in after) * 2 > len(after):
         return None
     return width
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator import preflight, redact, serverapi
 from orchestrator.diagnosis import diagnose, journal
+from orchestrator.diagnosis.model import CAUSE
 from orchestrator.errors import InputError, PreflightRejected, Refused, after_change
 from orchestrator.profiles.spec import Spec
 from orchestrator.systemd import exit_status, render, sandbox
@@ -197,7 +198,7 @@ def diagnose_start(
         )
 
     diag = classify(entries)
-    if diag.role == "cause" or not invocation:
+    if diag.role == CAUSE or not invocation:
         return diag
     # No line names a cause (unknown, or only systemd's result / a bare SIGKILL to go on): the
     # process's own last lines (its stdout/stderr stream) can reach the journal after PID 1's
@@ -213,7 +214,7 @@ def diagnose_start(
             break
         seen = len(entries)
         diag = classify(entries)
-        if diag.role == "cause":
+        if diag.role == CAUSE:
             break
     return diag
 
