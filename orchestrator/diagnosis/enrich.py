@@ -118,6 +118,7 @@ def _enrich_arch(detail: dict[str, str], text: str) -> None:
 
 def _enrich_ext(detail: dict[str, str], text: str) -> None:
     """kernel-package-mismatch: which compiled package, and what it was built against."""
+    captured = detail.get("pkg", "")
     lib = detail.get("lib") or detail.get("pkg") or ""
     m = re.search(
         r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton|torchvision|torchaudio|torchao)",
@@ -140,6 +141,18 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
         detail["fixhint"] = (
             f"{who} was compiled against NumPy {detail['have']}.x and NumPy 2 is installed: "
             f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
+        )
+        return
+    if detail.get("who"):
+        # a library's own check that what it builds on is recent enough
+        who = detail["who"]
+        dep = captured
+        dep = dep if dep and dep != "the compiled package" else who.split()[0]
+        detail["pkg"] = dep
+        detail["fixhint"] = (
+            f"{who} needs {dep} {detail.get('version', '?')} or newer and "
+            f"{detail.get('have', '?')} is installed: upgrade {dep} where the unit runs (its pip "
+            "wheel, or the container image that ships it), or turn off the feature that needs it"
         )
         return
     if detail.get("other"):
@@ -227,6 +240,24 @@ def _enrich_import(detail: dict[str, str], text: str) -> None:
             "SGLang release pins into the unit's venv (`<venv>/bin/pip install 'sglang==X'` "
             "brings its pins; `<venv>/bin/pip check` lists conflicts), then check "
             "`<venv>/bin/python -c 'import sglang.launch_server'` as the service user"
+        )
+        return
+    if top == "transformers_modules":
+        detail["fixhint"] = (
+            "transformers_modules is transformers' cache of the checkpoint's own code "
+            "(trust_remote_code): a worker process could not import it, so it did not run or "
+            "see that code; give every worker the same HF_MODULES_CACHE (a path readable by the "
+            "service user), or use an engine release that ships the code to its workers"
+        )
+        return
+    pip = _PIP_NAME.get(top, top.replace("_", "-") or "the package")
+    if detail.get("name"):
+        # the module is there; the name is not: a release older or newer than its importer
+        detail["fixhint"] = (
+            f"the installed {pip} has no {detail['name']}: it is older or newer than the code "
+            f"that imports it (SGLang, or the model's own code); install the {pip} release "
+            f"that code needs into the unit's venv (`<venv>/bin/pip install '{pip}==<version>'`, "
+            "`<venv>/bin/pip check` lists conflicts)"
         )
         return
     if top == "sglang":
@@ -334,6 +365,8 @@ def _enrich_backend(detail: dict[str, str], text: str) -> None:
 
 
 def _enrich_jit(detail: dict[str, str], text: str) -> None:
+    if detail.get("tool") and detail.get("fixhint"):
+        return  # the build tool itself is missing: the pattern's own hint says what to install
     m = re.search(r"/ld: cannot find -l([\w.+-]+)", detail.get("msg", "") + "\n" + text)
     lib = detail.get("lib") or (m[1] if m else "")
     if lib:

@@ -4,6 +4,8 @@ Assembled in priority order by `orchestrator.diagnosis.startup`."""
 
 from __future__ import annotations
 
+import re
+
 from orchestrator import sglang
 from orchestrator.diagnosis.enrich import (
     _enrich_arch,
@@ -13,6 +15,7 @@ from orchestrator.diagnosis.enrich import (
 )
 from orchestrator.diagnosis.model import (
     _EXC,
+    FALLBACK,
     Family,
     Rule,
     Signal,
@@ -21,6 +24,7 @@ from orchestrator.diagnosis.model import (
     said,
 )
 from orchestrator.diagnosis.startup.patterns import (
+    _BUILD_TOOLS,
     _CAPTURE_REFUSED,
     _DEVICE_OOM_CODES,
     _NOT_BENIGN,
@@ -71,6 +75,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?<![\w-])(?P<msg>(?P<mine>[\w-]{2,60}) version \(?v?(?P<have>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)? does not match (?P<other>[\w-]{2,60}) version \(?v?(?P<version>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)?(?:[.,;:\s].*)?)$",
             ),
+            # a library's start-up check that what it needs is recent enough, in the usual words
+            # ("cuDNN FP4 requires backend version >= 91002, found 90701", "requires triton>=3.2,
+            # but found 3.1"): an installed release too old for this path
+            pat(
+                r"\A(?P<msg>.{0,200}?(?<![\w.-])(?P<who>[\w.-]{2,40}(?: [\w.-]{1,20})?) requires (?:(?P<pkg>(?!backend\b|version\b)[\w.-]{1,40}?) ?)?(?:backend )?(?:version )?>= ?v?(?P<version>\d{1,6}(?:\.[\w+-]{1,20}){0,6}),? (?:but )?(?:found|got|have|is) (?:version )?v?(?P<have>\d{1,6}(?:\.[\w+-]{1,20}){0,6}).*)",
+            ),
             # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
             pat(
                 r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
@@ -102,6 +112,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
+            # not from the corpus: a library's own check of what it builds on
+            "RuntimeError: fused_moe requires triton>=3.2.0, but found 3.1.0",
             # not from the corpus: flashinfer's check of its prebuilt JIT cache
             "RuntimeError: flashinfer-jit-cache version (0.6.1) does not match flashinfer version (0.6.2). Please install the same version of both packages.",
         ),
@@ -315,6 +327,14 @@ RULES: tuple[Rule, ...] = (
             "older than required (utils/common.py `assert_pkg_version`)."
         ),
         patterns=(
+            # a kernel's own assertion on the GPU's architecture (DeepGEMM's `arch_major == 10`,
+            # `sm_version >= 90`, a device-capability check), whatever wraps it (SGLang's
+            # capture wrapper, a bare AssertionError, a C++ assert quoted in the message): the
+            # kernel was written for another GPU generation
+            pat(
+                r"\A(?P<msg>.{0,300}?\b(?:arch_major|sm_version|sm_arch|sm_major|cuda_arch|compute_capability|device_capability|get_device_capability\(\))(?:\[0\])? ?(?:==|>=|!=|<=|<|>|in) ?[\d(\[].*)",
+                fixhint="a kernel this configuration uses was written for another GPU generation than this box's ({msg}): choose a checkpoint, quantisation or MoE/attention backend this GPU supports, or run on the GPU the kernel targets",
+            ),
             pat(
                 r"(?P<msg>.*no kernel image is available for execution on the device.*)",
             ),
@@ -384,6 +404,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "sm": "?"},
         enrich=_enrich_arch,
         examples=(
+            # not from the corpus: a kernel's own assertion on the GPU generation
+            "RuntimeError: Assertion error (csrc/jit_kernels/impls/sm100_bf16_gemm.hpp:52): arch_major == 10",
             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
             # not from the corpus: ROCm's wording of the same cause (torch's c10/hip checks)
@@ -440,6 +462,16 @@ RULES: tuple[Rule, ...] = (
             "wrapper for a failed CUDA-graph capture, whose memory advice does not apply."
         ),
         patterns=(
+            # the build tool itself missing (flashinfer/torch's JIT running ninja, a triton
+            # build running gcc): Python's FileNotFoundError names the bare program
+            pat(
+                _EXC
+                + r"(?P<exc>FileNotFoundError): (?P<msg>\[Errno 2\] No such file or directory: '(?P<tool>"
+                + _BUILD_TOOLS
+                + r")'.*)",
+                summary="a kernel build at start-up could not run {tool}: it is not installed in the unit's environment or not on its PATH",
+                fixhint="install {tool} where the unit runs (`<venv>/bin/pip install ninja` for ninja; the CUDA toolkit's nvcc, or gcc/g++, from the OS packages) and make sure the unit's PATH reaches it (Environment=PATH=<venv>/bin:/usr/local/cuda/bin:/usr/bin)",
+            ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
             pat(
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
@@ -615,10 +647,23 @@ RULES: tuple[Rule, ...] = (
             "which print SGLang's list of possible solutions)."
         ),
         patterns=(
+            # SGLang's wrapper names the category only when no line names the cause it wraps
+            # (the error it carries, on this line or the next ones: an arch assertion, a
+            # library too old, an OOM): the root wins over its wrapper
             *said(
                 "cuda-graph-capture-failed",
                 anywhere=True,
+                role=FALLBACK,
                 summary="CUDA graph capture failed: {error}",
+            ),
+            # the wrapper's words with what it wrapped cut off (a paste, a terminal width)
+            *(
+                pat(
+                    r"(?P<msg>" + re.escape(m.literals()[0].rstrip(": ")) + r")[:.]?\s*$",
+                    role=FALLBACK,
+                    summary="CUDA graph capture failed (the log does not show the error it wrapped)",
+                )
+                for m in sglang.all_messages("cuda-graph-capture-failed")
             ),
             *said("prefill-graph-failed", anywhere=True),
         ),

@@ -140,3 +140,6 @@ _CAPTURE_REFUSED = (
     "cudaStreamCaptureStatusActive",
     "hipStreamCaptureStatusActive",
 )
+# the programs a kernel build at start-up runs (a FileNotFoundError naming one alone: the tool is
+# not installed, or not on the unit's PATH)
+_BUILD_TOOLS = r"(?:ninja|nvcc|hipcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cmake|make|ptxas|cicc)"
