@@ -262,6 +262,12 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
                 fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
             ),
+            # vLLM's platform detection found no accelerator (no GPU visible to the process, or
+            # no driver or platform plugin for it): "RuntimeError: Failed to infer device type"
+            pat(
+                r"(?P<msg>.*?\bFailed to infer device type\b.*)",
+                fixhint="the engine found no accelerator: check the GPUs are visible to the service (`nvidia-smi` / `rocm-smi` / `npu-smi info` as its user, CUDA_VISIBLE_DEVICES, the container's --gpus or device plugin) and that the engine build matches them (a CUDA build for NVIDIA, its plugin for Ascend/Gaudi)",
+            ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
                 fixhint="fewer GPUs are visible than the unit asks for: --tp-size (x --dp-size, + --base-gpu-id) must fit in the GPUs CUDA_VISIBLE_DEVICES leaves visible (check `nvidia-smi -L`)",
@@ -291,6 +297,7 @@ RULES: tuple[Rule, ...] = (
             # the NVIDIA runtime, Ascend's driver library missing in a container
             "RuntimeError: cudaGetDeviceCount failed: cudaErrorSystemDriverMismatch",
             "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
+            "RuntimeError: Failed to infer device type",
             'Warning  FailedCreatePodSandBox  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
             "ImportError: libascend_hal.so: cannot open shared object file: No such file or directory",
             "RuntimeError: CUDA error: invalid device ordinal",
@@ -573,6 +580,16 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:\bCUresult(?: error)?\s{1,4}(?:result\s?=\s?)?2\b|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bACL_ERROR_RT_MEMORY_ALLOCATION\b|\b(?:CUDA|Cuda|cuda|HIP|Hip|hip)(?: driver| runtime)? [Ee]rror in \w+: 2 \(out of memory).*)",
                 summary="GPU out of memory (the runtime's out-of-memory code): {msg}",
             ),
+            # the native engines' allocators in their own words: ggml's backend buffers (llama.cpp,
+            # ollama: "failed to allocate CUDA0 buffer of size N", "unable to allocate ROCm0
+            # buffer"), a CUDA check that names the call ("CUDA runtime error in
+            # ::cudaMallocAsync(…): out of memory", TensorRT-LLM), TensorRT's allocator ("Error
+            # Code 1: Cuda Runtime (out of memory)", "Requested amount of GPU memory … could not
+            # be allocated"), Gaudi's device memory (PT_DEVMEM), Ascend's CANN code EL0004
+            pat(
+                r"(?P<msg>.*?(?:\b(?:failed to|unable to|cannot|could not) allocate (?:CUDA|ROCm|HIP|Vulkan|SYCL|MUSA|CANN|Metal)\d{0,3} buffer\b|\b(?:CUDA|HIP)(?: runtime| driver)? error in \S[^\n]{0,300}?: out of memory\b|\bError Code \d+: (?:Cuda|CUDA|HIP) (?:Runtime|Driver) \(out of memory\)|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b|\bMODULE:PT_DEVMEM Allocation failed\b|\bEL0004\b[^\n]{0,120}?Failed to allocate memory).*)",
+                summary="GPU out of memory: {msg}",
+            ),
             pat(
                 r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
                 summary="GPU out of memory (NCCL could not allocate {tried} bytes on the device): {msg}",
@@ -604,7 +621,7 @@ RULES: tuple[Rule, ...] = (
                 fix="give the engine more memory (a higher memory fraction), lower the batch / prefill token budget (TGI --max-batch-prefill-tokens) or the context length, or use more / larger GPUs",
             ),
             pat(
-                r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
+                r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache|KV cache is needed, which is larger than the available KV cache memory).*)",
                 summary="after the weights, too little GPU memory is left for the KV cache: {msg}",
                 fix="give the KV cache more room (a higher memory fraction), lower the context length, or use more / larger GPUs",
             ),
@@ -643,6 +660,12 @@ RULES: tuple[Rule, ...] = (
             "ValueError: Free memory on device cuda:3 (12.1/79.25 GiB) on startup is less than desired GPU memory utilization (0.92, 72.91 GiB).",
             "INFO worker.py:241] model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 2.19GiB; the rest of the memory reserved for KV Cache is -0.31GiB.",
             "RuntimeError: Not enough memory to handle 8192 total tokens. You need to decrease `--max-batch-total-tokens`",
+            # not from the corpus: ggml's allocator (llama.cpp, ollama), TensorRT-LLM's CUDA
+            # check, TensorRT's allocator, vLLM V1's KV budget
+            "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1212153856",
+            "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/src/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)",
+            "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)",
+            "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.86 GiB).",
         ),
     ),
     Rule(

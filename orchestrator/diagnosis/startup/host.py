@@ -179,6 +179,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\b(?:bind|listen)\b[^:\n]{0,40}?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(?P<port>\d{2,5})\b.{0,80}?(?:[Aa]ddress already in use|EADDRINUSE|errno: (?:98|48|10048)\b).*)",
             ),
+            # pyzmq's bind error, which names the endpoint ("Address already in use
+            # (addr='tcp://10.0.0.5:20012')"): a KV-transfer connector, a scheduler's IPC port,
+            # logged or raised, in any engine
+            pat(
+                r"(?P<msg>.*?\b[Aa]ddress already in use \(addr='[a-z]{2,8}://[^'\n]{0,200}?:(?P<port>\d{1,5})'\).*)",
+            ),
             pat(
                 r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
             ),
@@ -206,6 +212,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: Go's net package, Node's, gradio's own scan
             "listen tcp 0.0.0.0:8080: bind: address already in use",
             "Error: listen EADDRINUSE: address already in use :::3000",
+            # not from the corpus: pyzmq's bind error, raised under a traceback
+            "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5557')",
             "OSError: Cannot find empty port in range: 7861-7861. You can specify a different port by setting the GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
             "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
@@ -464,7 +472,7 @@ RULES: tuple[Rule, ...] = (
             # torch's CPU allocator, and Windows' commit limit (a paging file too small for
             # the process's mappings: error 1455)
             pat(
-                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
+                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|model requires more system memory \([^)\n]{1,40}\) than is available|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
                 fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
             ),
             pat(
@@ -483,6 +491,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: torch's DataLoader worker on a container's 64 MB /dev/shm
             "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+            # not from the corpus: ollama's host-memory check
+            "Error: model requires more system memory (24.5 GiB) than is available (12.1 GiB)",
             # not from the corpus: an engine's own /dev/shm check
             "RuntimeError: Insufficient space in /dev/shm: 512 MiB required, 64 MiB free. Increase /dev/shm (e.g. --shm-size or --ipc=host).",
         ),
