@@ -238,7 +238,7 @@ RULES: tuple[Rule, ...] = (
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
             # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
             pat(
-                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b).*)",
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b|\bCUDA_ERROR_NO_DEVICE\b|\bCUDA_ERROR_INVALID_DEVICE\b).*)",
             ),
             # the kernel module and the user-space driver libraries are of different versions
             # (a driver upgraded without a reboot): no GPU can be used until they match
@@ -261,6 +261,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
                 fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
+            ),
+            # CUDA's error 34 (cudaErrorStubLibrary): the toolkit's stub libcuda.so (for linking
+            # only) was loaded instead of the driver's, so no GPU can be used
+            pat(
+                r"(?P<msg>.*?(?:\bCUDA driver is a stub library\b|\bcudaErrorStubLibrary\b|\bCUDA_ERROR_STUB_LIBRARY\b).*)",
+                fixhint="the process loaded the CUDA toolkit's stub libcuda.so (lib64/stubs) instead of the driver's: take the stubs directory off LD_LIBRARY_PATH / the ld cache, and check the NVIDIA driver is installed (`nvidia-smi`)",
             ),
             # vLLM's platform detection found no accelerator (no GPU visible to the process, or
             # no driver or platform plugin for it): "RuntimeError: Failed to infer device type"
@@ -298,6 +304,10 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: cudaGetDeviceCount failed: cudaErrorSystemDriverMismatch",
             "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
             "RuntimeError: Failed to infer device type",
+            # not from the corpus: the driver API's enum, and CUDA's error 34 (a stub libcuda
+            # from the toolkit found instead of the driver's, ggml's words)
+            "RuntimeError: cuInit failed: CUDA_ERROR_NO_DEVICE",
+            "ggml_cuda_init: failed to initialize CUDA: CUDA driver is a stub library",
             'Warning  FailedCreatePodSandBox  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
             "ImportError: libascend_hal.so: cannot open shared object file: No such file or directory",
             "RuntimeError: CUDA error: invalid device ordinal",
