@@ -286,8 +286,11 @@ def _enrich_driver(detail: dict[str, str], text: str) -> None:
             "the CUDA inside the image is newer than the host driver and CUDA forward "
             "compatibility works only on datacenter GPUs"
         )
+    elif detail.get("need") and "container was built for" in detail.get("msg", ""):
+        have = f"the image needs NVIDIA driver {detail['need']} or later and cannot use forward compatibility on this GPU"
     else:
         have = "the driver is older than the CUDA runtime torch was built with"
+    insufficient = "is insufficient" in detail.get("msg", "")
     detail["fixhint"] = (
         f"{have}: upgrade the NVIDIA driver on the host to one that supports the CUDA of "
         + (
@@ -296,6 +299,14 @@ def _enrich_driver(detail: dict[str, str], text: str) -> None:
             else "the installed torch (`python -c 'import torch; print(torch.version.cuda)'`)"
         )
         + ", or install a torch/SGLang build for the driver's CUDA"
+        + (
+            # CUDA says the same in a container started without the GPU runtime (no driver)
+            "; in a container, first check `nvidia-smi` works inside it (started with "
+            "`--gpus all` / the NVIDIA runtime), since a container without the driver reports "
+            "this too"
+            if insufficient
+            else ""
+        )
     )
 
 

@@ -23,6 +23,7 @@ from orchestrator.diagnosis.model import (
 from orchestrator.diagnosis.startup.patterns import (
     _BUILD_TOOLS,
     _CUDA_RUNTIME_LIB,
+    _DRIVER_LIBS,
     _HUB_REFUSED,
     _NOT_A_FILE,
     _NOT_BENIGN,
@@ -50,7 +51,7 @@ RULES: tuple[Rule, ...] = (
             Family(
                 ("OSError",),
                 words=("cannot open shared object file",),
-                unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
+                unless=tuple(f"lib{name}.so" for name in _DRIVER_LIBS),
             ),
             # an installed package's module-level code failing as it is imported (a class body
             # or a decorator that the installed release of what it imports no longer accepts:
