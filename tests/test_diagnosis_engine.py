@@ -728,3 +728,23 @@ def test_a_new_release_with_the_same_graph_flags_keeps_since_when(
     newer = dataclasses.replace(sglang.NEWEST, version="9.9.9", graph_flags_since="")
     monkeypatch.setattr(sglang, "RELEASES", {**sglang.RELEASES, "9.9.9": newer})
     assert engine._release_detail(None)["graph_max_bs"] == before
+
+
+def test_a_file_name_turned_into_a_markdown_link_reads_as_the_name() -> None:
+    # a log pasted into an issue, where the renderer linked "x.so" to http://x.so/
+    so = "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"
+    line = f"ImportError: /opt/venv/lib/python3.10/site-packages/[{so}](http://{so}/): undefined symbol: _ZN3c104cuda9SetDeviceEi"
+    d = classify_text(line)
+    assert d.category == "kernel-package-mismatch"
+    assert f"site-packages/{so}: undefined symbol" in d.summary
+    # a link to somewhere else is left as it is
+    other = "[see this](https://github.com/x/y) RuntimeError: CUDA error: invalid device ordinal"
+    e = classify_text(other).evidence[0]
+    assert "[see this](https://github.com/x/y)" in (e.origin or "") + e.message
+
+
+def test_markdown_link_repair_is_linear_on_a_long_line() -> None:
+    line = "[" + "a" * 250 + "](http://" * 200
+    start = time.perf_counter()
+    classify_text(line + "\nRuntimeError: No CUDA GPUs are available")
+    assert time.perf_counter() - start < 2.0

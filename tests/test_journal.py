@@ -127,6 +127,8 @@ def test_message_as_byte_array_and_multi_value() -> None:
     assert journal.parse_json_line(json.dumps(dict(SERVICE_LINE, MESSAGE=None))).message == ""  # type: ignore[union-attr]
     assert journal.parse_json_line("not json") is None
     assert journal.parse_json_line("[1, 2]") is None
+    # a JSON object that is no journal record (an API's error body) is text, not an empty entry
+    assert journal.parse_json_line('{"error": {"message": "CUDA out of memory."}}') is None
 
 
 def test_format_short_and_when() -> None:

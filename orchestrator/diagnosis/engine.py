@@ -432,14 +432,14 @@ def _classify(
         explained |= set(syn[0].explains)
     matches = [m for m in matches if m.rule.id not in explained]
 
-    # A bare SIGKILL hints at the OOM killer only if no error was logged before it.
-    first_error = min(
-        [*echoes, *(i for i in errorish if _EXC_LINE.match(entries[i].text))],
-        default=None,
-    )
+    # A bare SIGKILL hints at the OOM killer only if no error was logged before it, nor an
+    # exception anywhere: a pasted excerpt's order is not the program's (a newest-first
+    # export, ranks interleaved), and a process that raised was not killed for nothing.
+    exceptions = [i for i in errorish if _EXC_LINE.match(entries[i].text)]
+    first_error = min([*echoes, *exceptions], default=None)
 
     def _hint_ok(start: int) -> bool:
-        return first_error is None or first_error >= start
+        return not exceptions and (first_error is None or first_error >= start)
 
     matches = [
         m for m in matches if m.role != R.HINT or _hint_ok(m.block[0] if m.block else m.index)

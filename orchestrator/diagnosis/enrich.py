@@ -118,6 +118,7 @@ def _enrich_arch(detail: dict[str, str], text: str) -> None:
 
 def _enrich_ext(detail: dict[str, str], text: str) -> None:
     """kernel-package-mismatch: which compiled package, and what it was built against."""
+    captured = detail.get("pkg", "")
     lib = detail.get("lib") or detail.get("pkg") or ""
     m = re.search(
         r"(sgl_kernel|sgl-kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers|triton|torchvision|torchaudio|torchao)",
@@ -140,6 +141,18 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
         detail["fixhint"] = (
             f"{who} was compiled against NumPy {detail['have']}.x and NumPy 2 is installed: "
             f"install 'numpy<2' into the unit's Python, or a {who} release built for NumPy 2"
+        )
+        return
+    if detail.get("who"):
+        # a library's own check that what it builds on is recent enough
+        who = detail["who"]
+        dep = captured
+        dep = dep if dep and dep != "the compiled package" else who.split()[0]
+        detail["pkg"] = dep
+        detail["fixhint"] = (
+            f"{who} needs {dep} {detail.get('version', '?')} or newer and "
+            f"{detail.get('have', '?')} is installed: upgrade {dep} where the unit runs (its pip "
+            "wheel, or the container image that ships it), or turn off the feature that needs it"
         )
         return
     if detail.get("other"):
@@ -229,6 +242,24 @@ def _enrich_import(detail: dict[str, str], text: str) -> None:
             "`<venv>/bin/python -c 'import sglang.launch_server'` as the service user"
         )
         return
+    if top == "transformers_modules":
+        detail["fixhint"] = (
+            "transformers_modules is transformers' cache of the checkpoint's own code "
+            "(trust_remote_code): a worker process could not import it, so it did not run or "
+            "see that code; give every worker the same HF_MODULES_CACHE (a path readable by the "
+            "service user), or use an engine release that ships the code to its workers"
+        )
+        return
+    pip = _PIP_NAME.get(top, top.replace("_", "-") or "the package")
+    if detail.get("name"):
+        # the module is there; the name is not: a release older or newer than its importer
+        detail["fixhint"] = (
+            f"the installed {pip} has no {detail['name']}: it is older or newer than the code "
+            f"that imports it (SGLang, or the model's own code); install the {pip} release "
+            f"that code needs into the unit's venv (`<venv>/bin/pip install '{pip}==<version>'`, "
+            "`<venv>/bin/pip check` lists conflicts)"
+        )
+        return
     if top == "sglang":
         detail["fixhint"] = (
             "SGLang is not installed for the interpreter the unit runs (unit.python): install it "
@@ -255,8 +286,11 @@ def _enrich_driver(detail: dict[str, str], text: str) -> None:
             "the CUDA inside the image is newer than the host driver and CUDA forward "
             "compatibility works only on datacenter GPUs"
         )
+    elif detail.get("need") and "container was built for" in detail.get("msg", ""):
+        have = f"the image needs NVIDIA driver {detail['need']} or later and cannot use forward compatibility on this GPU"
     else:
         have = "the driver is older than the CUDA runtime torch was built with"
+    insufficient = "is insufficient" in detail.get("msg", "")
     detail["fixhint"] = (
         f"{have}: upgrade the NVIDIA driver on the host to one that supports the CUDA of "
         + (
@@ -265,6 +299,14 @@ def _enrich_driver(detail: dict[str, str], text: str) -> None:
             else "the installed torch (`python -c 'import torch; print(torch.version.cuda)'`)"
         )
         + ", or install a torch/SGLang build for the driver's CUDA"
+        + (
+            # CUDA says the same in a container started without the GPU runtime (no driver)
+            "; in a container, first check `nvidia-smi` works inside it (started with "
+            "`--gpus all` / the NVIDIA runtime), since a container without the driver reports "
+            "this too"
+            if insufficient
+            else ""
+        )
     )
 
 
@@ -334,6 +376,8 @@ def _enrich_backend(detail: dict[str, str], text: str) -> None:
 
 
 def _enrich_jit(detail: dict[str, str], text: str) -> None:
+    if detail.get("tool") and detail.get("fixhint"):
+        return  # the build tool itself is missing: the pattern's own hint says what to install
     m = re.search(r"/ld: cannot find -l([\w.+-]+)", detail.get("msg", "") + "\n" + text)
     lib = detail.get("lib") or (m[1] if m else "")
     if lib:

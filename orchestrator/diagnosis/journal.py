@@ -250,6 +250,10 @@ def entry_from_fields(obj: dict[str, Any]) -> JournalEntry:
     )
 
 
+# fields every `journalctl -o json` record has (one is enough: a filtered export may drop some)
+_JOURNAL_KEYS = ("MESSAGE", "__REALTIME_TIMESTAMP", "__CURSOR", "_PID", "PRIORITY")
+
+
 def parse_json_line(line: str) -> JournalEntry | None:
     """One `journalctl -o json` line, or None if it is not a JSON object."""
     line = line.strip()
@@ -260,6 +264,11 @@ def parse_json_line(line: str) -> JournalEntry | None:
     except (ValueError, RecursionError):  # RecursionError: nested too deep to be a journal line
         return None
     if not isinstance(obj, dict):
+        return None
+    # a JSON object that is no journal record (an HTTP error body an API server or a client
+    # printed: {"error": {"message": "CUDA out of memory. …"}}) is a line of text, not an
+    # empty journal entry
+    if not any(k in obj for k in _JOURNAL_KEYS):
         return None
     return entry_from_fields(obj)
 

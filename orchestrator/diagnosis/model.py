@@ -198,17 +198,24 @@ def said(
     fields: Mapping[str, str] | None = None,
     suffix: str | None = None,
     min_count: int = 1,
+    head: bool = False,
     **detail: str,
 ) -> tuple[Pat, ...]:
     """Patterns for an SGLang message, from its text in every known release (one pattern per
     distinct wording; orchestrator/sglang holds the texts). The whole text is the `msg` group,
     the exception class (when SGLang raises it) the `exc` group, each field a group of its own.
     `anywhere`: the text may stand inside a longer line (a logger prefix, a wrapper).
-    `suffix`: a message SGLang may append to this one (optional in the match)."""
+    `suffix`: a message SGLang may append to this one (optional in the match).
+    `head`: also its first sentence alone, at the end of a line (a paste cut after it)."""
     out: list[Pat] = []
     tail = "".join(f"(?:{t.regex()})?" for t in sglang.all_messages(suffix)[:1]) if suffix else ""
+    bodies: list[tuple[sglang.Message, str]] = []
     for m in sglang.all_messages(mid):
-        body = f"(?P<msg>{m.regex(**(fields or {}))}{tail})"
+        bodies.append((m, f"(?P<msg>{m.regex(**(fields or {}))}{tail})"))
+        first = m.head_regex(**(fields or {})) if head else None
+        if first is not None:
+            bodies.append((m, f"(?P<msg>{first})\\s*$"))
+    for m, body in bodies:
         exc = f"(?P<exc>{re.escape(m.exc)}): " if m.exc and not anywhere else None
         regex = _EXC + exc + body if exc else _word_start(body)
         p = pat(

@@ -411,6 +411,13 @@ def _unwrap(lines: list[str], width: int) -> list[str]:
 # --------------------------------------------------------------------------- the reader
 
 
+# A file name that a Markdown renderer turned into a link to itself when the log was pasted
+# ("[flash_attn_2_cuda.cpython-39-x86_64-linux-gnu.so](http://flash_attn_2_cuda.cpython-39-
+# x86_64-linux-gnu.so/)": a name ending in a top-level-domain-like suffix): the name alone, as
+# the program wrote it. Bounded, so linear on a long line.
+_AUTOLINK = re.compile(r"\[([^\[\]\n()]{1,300})\]\(https?://\1/?\)")
+
+
 def read_lines(lines: list[str]) -> Read:
     """The log's lines as its programs wrote them (see the module's docstring)."""
     shipper = sniff(lines)
@@ -422,6 +429,9 @@ def read_lines(lines: list[str]) -> Read:
     text = "\n".join(lines)
     if "\x1b" in text or "[0m" in text or "#033[" in text or "\\u001b" in text or "^[[" in text:
         text = ANSI.sub("", text)
+        lines = text.split("\n")
+    if "](http" in text:  # a log pasted where file names became links (see _AUTOLINK)
+        text = _AUTOLINK.sub(r"\1", text)
         lines = text.split("\n")
     rx = learn_prefixes(text)
     origins: Origins | None = None

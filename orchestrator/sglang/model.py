@@ -75,6 +75,26 @@ class Message:
         """The longest literal stretch: every line that carries the message contains it."""
         return max(self.literals(), key=len, default=self.text)
 
+    def head_regex(self, **fields: str) -> str | None:
+        """A regex for the message's first sentence, when a paste or a terminal cut the rest
+        (`Model architectures ['X'] are not supported for now.` without its list of supported
+        ones): the text up to the first ". " that follows a field; None when there is none."""
+        out: list[str] = []
+        seen_field = False
+        for lit, name in self.parts():
+            k = lit.find(". ") if seen_field else -1
+            if k >= 0:
+                out.append(re.escape(lit[: k + 1]))
+                return "".join(out)
+            out.append(re.escape(lit))
+            if name is None:
+                return None
+            seen_field = True
+            key = name or "value"
+            rx = fields.get(key, self.fields.get(key, _FIELD_RE_DEFAULT))
+            out.append(f"(?P<{key}>{rx})")
+        return None
+
     def regex(self, **fields: str) -> str:
         """A regex matching the text, each field a named group (reused fields back-reference).
         `fields` overrides a field's regex (e.g. code="-9"). Trailing blanks are optional."""

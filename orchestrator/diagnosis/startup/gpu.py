@@ -4,6 +4,8 @@ Assembled in priority order by `orchestrator.diagnosis.startup`."""
 
 from __future__ import annotations
 
+import re
+
 from orchestrator import sglang
 from orchestrator.diagnosis.enrich import (
     _enrich_arch,
@@ -13,6 +15,7 @@ from orchestrator.diagnosis.enrich import (
 )
 from orchestrator.diagnosis.model import (
     _EXC,
+    FALLBACK,
     Family,
     Rule,
     Signal,
@@ -21,8 +24,10 @@ from orchestrator.diagnosis.model import (
     said,
 )
 from orchestrator.diagnosis.startup.patterns import (
+    _BUILD_TOOLS,
     _CAPTURE_REFUSED,
     _DEVICE_OOM_CODES,
+    _DRIVER_LIB,
     _NOT_BENIGN,
 )
 from orchestrator.sglang import code
@@ -71,6 +76,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?<![\w-])(?P<msg>(?P<mine>[\w-]{2,60}) version \(?v?(?P<have>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)? does not match (?P<other>[\w-]{2,60}) version \(?v?(?P<version>\d{1,6}(?:\.[\w+-]{1,20}){0,6})\)?(?:[.,;:\s].*)?)$",
             ),
+            # a library's start-up check that what it needs is recent enough, in the usual words
+            # ("cuDNN FP4 requires backend version >= 91002, found 90701", "requires triton>=3.2,
+            # but found 3.1"): an installed release too old for this path
+            pat(
+                r"\A(?P<msg>.{0,200}?(?<![\w.-])(?P<who>[\w.-]{2,40}(?: [\w.-]{1,20})?) requires (?:(?P<pkg>(?!backend\b|version\b)[\w.-]{1,40}?) ?)?(?:backend )?(?:version )?>= ?v?(?P<version>\d{1,6}(?:\.[\w+-]{1,20}){0,6}),? (?:but )?(?:found|got|have|is) (?:version )?v?(?P<have>\d{1,6}(?:\.[\w+-]{1,20}){0,6}).*)",
+            ),
             # a compiled module built against NumPy 1.x imported under NumPy 2 (NumPy's words)
             pat(
                 r"(?P<msg>A module that was compiled using NumPy (?P<have>\d)\.x cannot be run in.*)",
@@ -102,6 +113,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
+            # not from the corpus: a library's own check of what it builds on
+            "RuntimeError: fused_moe requires triton>=3.2.0, but found 3.1.0",
             # not from the corpus: flashinfer's check of its prebuilt JIT cache
             "RuntimeError: flashinfer-jit-cache version (0.6.1) does not match flashinfer version (0.6.2). Please install the same version of both packages.",
         ),
@@ -142,6 +155,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
             ),
+            # an NGC-built container's entrypoint banner (PyTorch, Triton, TensorRT-LLM, NeMo
+            # images): the image's CUDA needs a newer driver and forward compatibility is off
+            pat(
+                r"(?P<msg>.*?\bThis container was built for NVIDIA Driver Release (?P<need>\d+(?:\.\d+)*) or later\b.*)",
+            ),
             # the NVIDIA container toolkit refusing an image whose CUDA needs a newer driver
             pat(
                 r"(?P<msg>.*unsatisfied condition: cuda ?>= ?(?P<need>\d+\.\d+).*)",
@@ -169,6 +187,8 @@ RULES: tuple[Rule, ...] = (
             "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
             # not from the corpus: the same status as torch raises it
             "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver",
+            # not from the corpus: an NGC image's banner for another release
+            "ERROR: This container was built for NVIDIA Driver Release 550.54 or later, but version 535.161.08 was detected and compatibility mode is UNAVAILABLE.",
         ),
     ),
     Rule(
@@ -207,6 +227,13 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>Error 802: system not yet initialized|cudaErrorSystemNotReady)",
                 fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
             ),
+            # CUDA's error 803 (cudaErrorSystemDriverMismatch): the CUDA driver library the
+            # process loaded (a container's own libcuda, forward-compat libs on the ld cache)
+            # is not the host kernel module's version
+            pat(
+                r"(?P<msg>.*?(?:\bError 803: system has unsupported display driver / cuda driver combination|\bsystem has unsupported display driver / cuda driver combination|\bcudaErrorSystemDriverMismatch\b|\bCUDA_ERROR_SYSTEM_DRIVER_MISMATCH\b).*)",
+                fixhint="the CUDA driver library the service loads (libcuda.so.1) is not the host driver's version: in a container, drop the image's own libcuda / compat libraries from the library path (`ldconfig -p | grep libcuda`) so the host's mounted one is used, or align the host driver with them; on the host, reboot after a driver update",
+            ),
             pat(
                 r"(?P<msg>(?:No CUDA GPUs are available|Found no NVIDIA driver on your system|no CUDA-capable device is detected|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver).*)",
             ),
@@ -217,13 +244,13 @@ RULES: tuple[Rule, ...] = (
             ),
             # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: initialization error).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: initialization error|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \"?nvidia\"? is configured|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
             # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
             pat(
-                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b).*)",
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b|\bCUDA_ERROR_NO_DEVICE\b|\bCUDA_ERROR_INVALID_DEVICE\b).*)",
             ),
             # the kernel module and the user-space driver libraries are of different versions
             # (a driver upgraded without a reboot): no GPU can be used until they match
@@ -234,8 +261,10 @@ RULES: tuple[Rule, ...] = (
             # the driver's own user-space libraries are not there: no driver on the host, or a
             # container started without the NVIDIA runtime (`--gpus`, the device plugin)
             pat(
-                r"(?P<msg>.*(?:\b(?P<lib>lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?)(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
-                fixhint="the NVIDIA driver's libraries (libcuda.so.1, libnvidia-ml.so.1) are not visible to the service: install the driver on the host, or in a container start it with the NVIDIA runtime (`--gpus all` / the device plugin) so they are mounted in",
+                r"(?P<msg>.*(?:\b(?P<lib>"
+                + _DRIVER_LIB
+                + r")(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
+                fixhint="the accelerator driver's libraries (NVIDIA's libcuda.so.1 / libnvidia-ml.so.1, Ascend's libascend_hal.so) are not visible to the service: install the driver on the host, or in a container start it with the vendor's runtime (`--gpus all`, the device plugin; for Ascend mount /usr/local/Ascend/driver) so they are mounted in",
             ),
             # NVML (the driver's management library) not loadable or not initialisable: the
             # device plugin's, nvidia-smi's, pynvml's and go-nvml's words for no driver or a
@@ -244,6 +273,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
                 fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
+            ),
+            # CUDA's error 34 (cudaErrorStubLibrary): the toolkit's stub libcuda.so (for linking
+            # only) was loaded instead of the driver's, so no GPU can be used
+            pat(
+                r"(?P<msg>.*?(?:\bCUDA driver is a stub library\b|\bcudaErrorStubLibrary\b|\bCUDA_ERROR_STUB_LIBRARY\b).*)",
+                fixhint="the process loaded the CUDA toolkit's stub libcuda.so (lib64/stubs) instead of the driver's: take the stubs directory off LD_LIBRARY_PATH / the ld cache, and check the NVIDIA driver is installed (`nvidia-smi`)",
+            ),
+            # vLLM's platform detection found no accelerator (no GPU visible to the process, or
+            # no driver or platform plugin for it): "RuntimeError: Failed to infer device type"
+            pat(
+                r"(?P<msg>.*?\bFailed to infer device type\b.*)",
+                fixhint="the engine found no accelerator: check the GPUs are visible to the service (`nvidia-smi` / `rocm-smi` / `npu-smi info` as its user, CUDA_VISIBLE_DEVICES, the container's --gpus or device plugin) and that the engine build matches them (a CUDA build for NVIDIA, its plugin for Ascend/Gaudi)",
             ),
             pat(
                 r"(?P<msg>.*invalid device ordinal.*)",
@@ -270,6 +311,17 @@ RULES: tuple[Rule, ...] = (
         },
         examples=(
             "RuntimeError: No CUDA GPUs are available",
+            # not from the corpus: CUDA's error 803 by its enum, docker and containerd without
+            # the NVIDIA runtime, Ascend's driver library missing in a container
+            "RuntimeError: cudaGetDeviceCount failed: cudaErrorSystemDriverMismatch",
+            "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
+            "RuntimeError: Failed to infer device type",
+            # not from the corpus: the driver API's enum, and CUDA's error 34 (a stub libcuda
+            # from the toolkit found instead of the driver's, ggml's words)
+            "RuntimeError: cuInit failed: CUDA_ERROR_NO_DEVICE",
+            "ggml_cuda_init: failed to initialize CUDA: CUDA driver is a stub library",
+            'Warning  FailedCreatePodSandBox  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
+            "ImportError: libascend_hal.so: cannot open shared object file: No such file or directory",
             "RuntimeError: CUDA error: invalid device ordinal",
             # not from the corpus: torch on ROCm, a container without /dev/kfd
             "RuntimeError: No HIP GPUs are available",
@@ -315,8 +367,22 @@ RULES: tuple[Rule, ...] = (
             "older than required (utils/common.py `assert_pkg_version`)."
         ),
         patterns=(
+            # a kernel's own assertion on the GPU's architecture (DeepGEMM's `arch_major == 10`,
+            # `sm_version >= 90`, a device-capability check), whatever wraps it (SGLang's
+            # capture wrapper, a bare AssertionError, a C++ assert quoted in the message): the
+            # kernel was written for another GPU generation
+            pat(
+                r"\A(?P<msg>.{0,300}?\b(?:arch_major|sm_version|sm_arch|sm_major|cuda_arch|compute_capability|device_capability|get_device_capability\(\))(?:\[0\])? ?(?:==|>=|!=|<=|<|>|in) ?[\d(\[].*)",
+                fixhint="a kernel this configuration uses was written for another GPU generation than this box's ({msg}): choose a checkpoint, quantisation or MoE/attention backend this GPU supports, or run on the GPU the kernel targets",
+            ),
             pat(
                 r"(?P<msg>.*no kernel image is available for execution on the device.*)",
+            ),
+            # a prebuilt engine (TensorRT, TensorRT-LLM) serialized for another GPU architecture:
+            # TensorRT's deserializer names both compute capabilities
+            pat(
+                r"(?P<msg>.*?\b(?:engine plan file is generated on an incompatible device|[Ee]ngine (?:was )?(?:built|serialized|compiled) (?:on|for) (?:an? )?(?:incompatible|different) (?:device|GPU))\b.*)",
+                fixhint="the engine was built for another GPU: rebuild it on (or for) this GPU model (TensorRT engines are tied to the compute capability they were built on)",
             ),
             pat(
                 r"(?P<msg>.*(?:only supported on GPUs with compute capability of at least|requires (?:a GPU with )?compute capability (?:of )?(?:at least )?|[Cc]ompute [Cc]apability (?:of )?at least )(?P<need>\d+\.\d).*?(?:capability (?:of |is )?(?P<b>\d)\.(?P<c>\d))?.*)",
@@ -384,6 +450,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "sm": "?"},
         enrich=_enrich_arch,
         examples=(
+            # not from the corpus: a kernel's own assertion on the GPU generation
+            "RuntimeError: Assertion error (csrc/jit_kernels/impls/sm100_bf16_gemm.hpp:52): arch_major == 10",
             "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device",
             "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.",
             # not from the corpus: ROCm's wording of the same cause (torch's c10/hip checks)
@@ -440,6 +508,16 @@ RULES: tuple[Rule, ...] = (
             "wrapper for a failed CUDA-graph capture, whose memory advice does not apply."
         ),
         patterns=(
+            # the build tool itself missing (flashinfer/torch's JIT running ninja, a triton
+            # build running gcc): Python's FileNotFoundError names the bare program
+            pat(
+                _EXC
+                + r"(?P<exc>FileNotFoundError): (?P<msg>\[Errno 2\] No such file or directory: '(?P<tool>"
+                + _BUILD_TOOLS
+                + r")'.*)",
+                summary="a kernel build at start-up could not run {tool}: it is not installed in the unit's environment or not on its PATH",
+                fixhint="install {tool} where the unit runs (`<venv>/bin/pip install ninja` for ninja; the CUDA toolkit's nvcc, or gcc/g++, from the OS packages) and make sure the unit's PATH reaches it (Environment=PATH=<venv>/bin:/usr/local/cuda/bin:/usr/bin)",
+            ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
             pat(
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
@@ -544,6 +622,16 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:\bCUresult(?: error)?\s{1,4}(?:result\s?=\s?)?2\b|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bACL_ERROR_RT_MEMORY_ALLOCATION\b|\b(?:CUDA|Cuda|cuda|HIP|Hip|hip)(?: driver| runtime)? [Ee]rror in \w+: 2 \(out of memory).*)",
                 summary="GPU out of memory (the runtime's out-of-memory code): {msg}",
             ),
+            # the native engines' allocators in their own words: ggml's backend buffers (llama.cpp,
+            # ollama: "failed to allocate CUDA0 buffer of size N", "unable to allocate ROCm0
+            # buffer"), a CUDA check that names the call ("CUDA runtime error in
+            # ::cudaMallocAsync(…): out of memory", TensorRT-LLM), TensorRT's allocator ("Error
+            # Code 1: Cuda Runtime (out of memory)", "Requested amount of GPU memory … could not
+            # be allocated"), Gaudi's device memory (PT_DEVMEM), Ascend's CANN code EL0004
+            pat(
+                r"(?P<msg>.*?(?:\b(?:failed to|unable to|cannot|could not) allocate (?:CUDA|ROCm|HIP|Vulkan|SYCL|MUSA|CANN|Metal)\d{0,3} buffer\b|\b(?:CUDA|HIP)(?: runtime| driver)? error in \S[^\n]{0,300}?: out of memory\b|\bError Code \d+: (?:Cuda|CUDA|HIP) (?:Runtime|Driver) \(out of memory\)|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b|\bMODULE:PT_DEVMEM Allocation failed\b|\bEL0004\b[^\n]{0,120}?Failed to allocate memory).*)",
+                summary="GPU out of memory: {msg}",
+            ),
             pat(
                 r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
                 summary="GPU out of memory (NCCL could not allocate {tried} bytes on the device): {msg}",
@@ -558,8 +646,24 @@ RULES: tuple[Rule, ...] = (
                 summary="no GPU memory left for the KV cache after the weights (mem_fraction_static={mfs})",
                 fix="raise --mem-fraction-static (e.g. to 0.88-0.92) so the pool gets room, or free GPU memory: other processes, a smaller {graph_max_bs}, or more GPUs (--tp-size)",
             ),
+            # an engine's start-up check that the GPU has the memory it was told to take (vLLM:
+            # "Free memory on device (7.34/139.72 GiB) on startup is less than desired GPU
+            # memory utilization (0.9, 125.75 GiB)"): another process holds the rest
             pat(
-                r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache).*)",
+                r"(?P<msg>.*?\b[Ff]ree (?:GPU |device |accelerator )?memory\b.{0,80}?\bis (?:less|lower|smaller) than (?:the )?(?:desired|requested|configured|target)\b.{0,20}?\bmemory utili[sz]ation\b.*)",
+                summary="the GPU has less free memory than the engine was told to take: {msg}",
+                fix="another process holds GPU memory (`nvidia-smi`): stop it, or lower the memory fraction the engine takes (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static)",
+            ),
+            # a memory profile that leaves the KV cache a negative size (vLLM's worker), or a
+            # warm-up that finds no room for its batch (TGI's "Not enough memory to handle 4096
+            # prefill tokens"): the weights and activations take all the memory given
+            pat(
+                r"(?P<msg>.*?\b(?:reserved for (?:the )?KV [Cc]ache is -\d|[Nn]ot enough (?:GPU |device |CUDA )?memory to handle \d+ (?:\w+ )?tokens\b).*)",
+                summary="after the weights, too little GPU memory is left for the KV cache or the warm-up batch: {msg}",
+                fix="give the engine more memory (a higher memory fraction), lower the batch / prefill token budget (TGI --max-batch-prefill-tokens) or the context length, or use more / larger GPUs",
+            ),
+            pat(
+                r"(?P<msg>.*(?:larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|Insufficient memory for KV cache|KV cache is needed, which is larger than the available KV cache memory).*)",
                 summary="after the weights, too little GPU memory is left for the KV cache: {msg}",
                 fix="give the KV cache more room (a higher memory fraction), lower the context length, or use more / larger GPUs",
             ),
@@ -594,6 +698,16 @@ RULES: tuple[Rule, ...] = (
             "[vmm_allocator.cpp] CUresult error result=2 file=vmm_allocator.cpp func=cuMemCreate line=88",
             "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY",
             "ERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)",
+            # not from the corpus: an engine's free-memory check, and a negative KV budget
+            "ValueError: Free memory on device cuda:3 (12.1/79.25 GiB) on startup is less than desired GPU memory utilization (0.92, 72.91 GiB).",
+            "INFO worker.py:241] model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 2.19GiB; the rest of the memory reserved for KV Cache is -0.31GiB.",
+            "RuntimeError: Not enough memory to handle 8192 total tokens. You need to decrease `--max-batch-total-tokens`",
+            # not from the corpus: ggml's allocator (llama.cpp, ollama), TensorRT-LLM's CUDA
+            # check, TensorRT's allocator, vLLM V1's KV budget
+            "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1212153856",
+            "[TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/src/cpp/tensorrt_llm/runtime/tllmBuffers.h:125)",
+            "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)",
+            "ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is needed, which is larger than the available KV cache memory (9.86 GiB).",
         ),
     ),
     Rule(
@@ -615,10 +729,23 @@ RULES: tuple[Rule, ...] = (
             "which print SGLang's list of possible solutions)."
         ),
         patterns=(
+            # SGLang's wrapper names the category only when no line names the cause it wraps
+            # (the error it carries, on this line or the next ones: an arch assertion, a
+            # library too old, an OOM): the root wins over its wrapper
             *said(
                 "cuda-graph-capture-failed",
                 anywhere=True,
+                role=FALLBACK,
                 summary="CUDA graph capture failed: {error}",
+            ),
+            # the wrapper's words with what it wrapped cut off (a paste, a terminal width)
+            *(
+                pat(
+                    r"(?P<msg>" + re.escape(m.literals()[0].rstrip(": ")) + r")[:.]?\s*$",
+                    role=FALLBACK,
+                    summary="CUDA graph capture failed (the log does not show the error it wrapped)",
+                )
+                for m in sglang.all_messages("cuda-graph-capture-failed")
             ),
             *said("prefill-graph-failed", anywhere=True),
         ),

@@ -179,6 +179,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\b(?:bind|listen)\b[^:\n]{0,40}?(?:[\w.-]+|\[[0-9a-fA-F:]*\])?:(?P<port>\d{2,5})\b.{0,80}?(?:[Aa]ddress already in use|EADDRINUSE|errno: (?:98|48|10048)\b).*)",
             ),
+            # pyzmq's bind error, which names the endpoint ("Address already in use
+            # (addr='tcp://10.0.0.5:20012')"): a KV-transfer connector, a scheduler's IPC port,
+            # logged or raised, in any engine
+            pat(
+                r"(?P<msg>.*?\b[Aa]ddress already in use \(addr='[a-z]{2,8}://[^'\n]{0,200}?:(?P<port>\d{1,5})'\).*)",
+            ),
             pat(
                 r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
             ),
@@ -206,6 +212,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: Go's net package, Node's, gradio's own scan
             "listen tcp 0.0.0.0:8080: bind: address already in use",
             "Error: listen EADDRINUSE: address already in use :::3000",
+            # not from the corpus: pyzmq's bind error, raised under a traceback
+            "zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5557')",
             "OSError: Cannot find empty port in range: 7861-7861. You can specify a different port by setting the GRADIO_SERVER_PORT environment variable or passing the `server_port` parameter to `launch()`.",
             "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 30000): address already in use",
             "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 25000, useIPv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
@@ -239,7 +247,17 @@ RULES: tuple[Rule, ...] = (
             ),
             Family(
                 ("TimeoutError", "RuntimeError"),
-                words=("TCPStore", "rendezvous", "Socket Timeout", "timed out", "Timed out"),
+                # Gloo's store wait ("RuntimeError: Wait timeout", a FileStore/TCPStore the
+                # other ranks never joined) in the same frames
+                words=(
+                    "TCPStore",
+                    "rendezvous",
+                    "Socket Timeout",
+                    "timed out",
+                    "Timed out",
+                    "Wait timeout",
+                    "wait timeout",
+                ),
                 frames=code.DISTRIBUTED_PACKAGES,
                 both=True,
             ),
@@ -370,7 +388,7 @@ RULES: tuple[Rule, ...] = (
                 summary="the kernel OOM killer ran (invoked by {invoker}): host RAM ran out and it killed a process, most likely the server (host memory, not GPU memory)",
             ),
             pat(
-                r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|OutOfMemoryError: Task was killed).*)",
+                r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|which exceeds the memory usage threshold\b|OutOfMemoryError: Task was killed).*)",
                 comm="a worker (killed by Ray's memory monitor)",
             ),
             pat(
@@ -436,14 +454,14 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>.*(?:posix_fallocate failed: No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
+                r"(?P<msg>.*(?:posix_fallocate failed ?: ?No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
                 fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
             ),
             # a shared-memory request larger than the /dev/shm there is (Ray's object store:
             # "System memory request exceeds memory available in /dev/shm"), or the advice to
             # enlarge it that a runtime prints with its failure
             pat(
-                r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
+                r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|[Ii]nsufficient (?:space|room|memory) (?:in|on|for) (?:/dev/shm|shared memory)\b|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
                 fixhint="/dev/shm is smaller than the server's shared memory needs (Ray's object store, NCCL, torch): give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
             ),
             pat(
@@ -454,7 +472,7 @@ RULES: tuple[Rule, ...] = (
             # torch's CPU allocator, and Windows' commit limit (a paging file too small for
             # the process's mappings: error 1455)
             pat(
-                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
+                r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|model requires more system memory \([^)\n]{1,40}\) than is available|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
                 fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
             ),
             pat(
@@ -473,6 +491,10 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: torch's DataLoader worker on a container's 64 MB /dev/shm
             "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+            # not from the corpus: ollama's host-memory check
+            "Error: model requires more system memory (24.5 GiB) than is available (12.1 GiB)",
+            # not from the corpus: an engine's own /dev/shm check
+            "RuntimeError: Insufficient space in /dev/shm: 512 MiB required, 64 MiB free. Increase /dev/shm (e.g. --shm-size or --ipc=host).",
         ),
     ),
     Rule(
@@ -506,6 +528,13 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
             ),
             pat(r"NCCL error: (?P<msg>.*)"),
+            # an engine's or a test's own NCCL check, which prints the call site and NCCL's
+            # result string (ncclGetErrorString) in quotes: TensorRT-LLM's plugins and
+            # TurboMind ("Failed, NCCL error …/allreducePlugin.cpp:183 'unknown result code'"),
+            # nccl-tests ("NCCL failure all_reduce.cu:95 'unhandled cuda error'")
+            pat(
+                r"(?P<msg>.*?\bNCCL (?:[Ee]rror|[Ff]ailure)\b[^'\n]{0,300}?'(?:unhandled (?:cuda|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress)[^'\n]{0,200}'.*)",
+            ),
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
             ),
@@ -539,6 +568,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: a segment refused by permission, and NCCL's wrapper after it
             "gpu-7:4242:4300 [1] include/shm.h:27 NCCL WARN Call to shm_open failed : Operation not permitted\ngpu-7:4242:4300 [1] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-send-0a1b-0-1-0 (size 9637888)",
             "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
+            # not from the corpus: a native engine's NCCL check with NCCL's result string
+            "[TensorRT-LLM][ERROR] Failed, NCCL error /app/cpp/tensorrt_llm/runtime/ncclCommunicator.cpp:61 'remote process exited or there was a network error'",
             # not from the corpus: glibc's backtrace of a segfault in NCCL's init
             "/usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclCommInitRankConfig+0x2f4)[0x7f3a9c1e2f44]",
         ),

@@ -21,7 +21,9 @@ from orchestrator.diagnosis.model import (
     under,
 )
 from orchestrator.diagnosis.startup.patterns import (
+    _BUILD_TOOLS,
     _CUDA_RUNTIME_LIB,
+    _DRIVER_LIBS,
     _HUB_REFUSED,
     _NOT_A_FILE,
     _NOT_BENIGN,
@@ -49,7 +51,7 @@ RULES: tuple[Rule, ...] = (
             Family(
                 ("OSError",),
                 words=("cannot open shared object file",),
-                unless=("libcuda.so.1", "libnvidia-ml.so", "libnvidia-ptxjitcompiler.so"),
+                unless=tuple(f"lib{name}.so" for name in _DRIVER_LIBS),
             ),
             # an installed package's module-level code failing as it is imported (a class body
             # or a decorator that the installed release of what it imports no longer accepts:
@@ -146,6 +148,20 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _NOT_BENIGN
                 + r"(?!.*(?:WARNING|Warning|warning|not available|will not be|optional|[Ss]kipping))(?P<msg>.*?\b(?:[Ee]xception|[Ee]rror|[Ff]ailed|[Cc]ould not|[Cc]annot|[Uu]nable to)\b.{0,200}?\bNo module named '(?P<module>[^']{1,200})'.*)",
+                role=FALLBACK,
+            ),
+            # the same for a name a module lacks ("Model initialization failed: cannot import
+            # name 'Qwen3Config' from 'transformers'"): the installed release is older or newer
+            # than what imports it
+            pat(
+                _NOT_BENIGN
+                + r"(?!.*(?:WARNING|Warning|warning|not available|will not be|optional|[Ss]kipping))(?P<msg>.*?\b(?:[Ee]xception|[Ee]rror|[Ff]ailed|[Cc]ould not|[Uu]nable to)\b.{0,200}?\bcannot import name '(?P<name>[^']{1,200})' from '(?P<module>[^']{1,200})'.*)",
+                role=FALLBACK,
+            ),
+            # Python's words alone on a line, as a worker's logger or a supervisor relays them
+            # ("(RayWorker pid=53626) No module named 'transformers_modules'")
+            pat(
+                r"^(?:[(\[][^()\[\]\n]{1,80}[)\]] ?){0,3}(?P<msg>No module named '(?P<module>[^']{1,200})'\s*)$",
                 role=FALLBACK,
             ),
         ),
@@ -329,6 +345,11 @@ RULES: tuple[Rule, ...] = (
             "a requests ConnectionError naming huggingface.co."
         ),
         patterns=(
+            # the Hub (or a gateway in front of it) answering with a server error: 5xx for a
+            # huggingface.co URL, in huggingface_hub's or requests' words, quoted anywhere
+            pat(
+                r"\A(?P<msg>.{0,300}?\b(?P<status>50[0234]) Server Error:.{0,200}? for url: https?://(?:[\w-]+\.)?(?:huggingface\.co|hf\.co|hf-mirror\.com)\b.*)",
+            ),
             pat(
                 r"(?P<msg>We couldn't connect to '(?P<url>https?://[^']+)'.*)",
             ),
@@ -347,6 +368,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?"},
         examples=(
             "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.",
+            # not from the corpus: the Hub's front answering 503
+            "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/main",
             "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' to False.",
         ),
     ),
@@ -379,6 +402,8 @@ RULES: tuple[Rule, ...] = (
                     "Can't load the configuration",
                     # transformers' words when config.json at the path is not JSON
                     "is not a valid JSON file",
+                    # vLLM's, for a directory without config.json (or params.json)
+                    "No supported config format found in",
                 ),
             ),
             # the model path's config read as JSON and not JSON (a .pth or .safetensors file
@@ -447,9 +472,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>Incorrect path_or_model_id: '(?P<path>[^']{1,400})'.*)",
             ),
+            # (a build tool's name alone is a compiler that is not installed: jit-build-failed)
             pat(
                 _EXC
-                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?P<path>[^']+)')",
+                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!"
+                + _BUILD_TOOLS
+                + r"')(?P<path>[^']+)')",
             ),
             pat(
                 _EXC
@@ -502,6 +530,14 @@ RULES: tuple[Rule, ...] = (
                     *code.MODEL_REGISTRY,
                 ),
             ),
+            # the engine reading its usual fields off a config class that does not have them
+            # (a remote-code multimodal config nesting its text model's settings): the engine
+            # does not implement this architecture's config
+            Family(
+                ("AttributeError",),
+                words=("Config' object has no attribute",),
+                summary="the engine does not read this model's config (an architecture it does not implement): {exc}: {msg}",
+            ),
             # anything that goes wrong in SGLang's generic Transformers backend, which SGLang
             # falls back to only for an architecture it does not implement (any exception, any
             # words: a missing attribute, a shape, a kwarg)
@@ -550,6 +586,7 @@ RULES: tuple[Rule, ...] = (
             *said(
                 "arch-unsupported",
                 anywhere=True,
+                head=True,
                 fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
             ),
         ),

@@ -65,9 +65,13 @@ _NOT_BENIGN = (
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored))"
 )
-# not the NVIDIA driver's own libraries (their absence is gpu-unavailable: no driver, or a
-# container without the NVIDIA runtime)
-_NOT_DRIVER_LIB = r"(?!\S*lib(?:cuda|nvidia-ml|nvidia-ptxjitcompiler)\.so(?:\.1)?:)"
+# the accelerator driver's own user-space libraries (NVIDIA's libcuda / NVML / PTX JIT,
+# Ascend's driver HAL and DSMI/DCMI): their absence is gpu-unavailable (no driver, or a
+# container without the vendor's runtime), not a missing Python package
+_DRIVER_LIBS = ("cuda", "nvidia-ml", "nvidia-ptxjitcompiler", "ascend_hal", "drvdsmi_host", "dcmi")
+_DRIVER_LIB = r"lib(?:" + "|".join(_DRIVER_LIBS) + r")\.so(?:\.1)?"
+# not the driver's own libraries
+_NOT_DRIVER_LIB = r"(?!\S*" + _DRIVER_LIB + ":)"
 # the libraries of the CUDA runtime and toolkit (and ROCm's HIP runtime and its libraries), as
 # their sonames begin: versioned by the CUDA/ROCm major they belong to
 _CUDA_RUNTIME_LIB = (
@@ -140,3 +144,6 @@ _CAPTURE_REFUSED = (
     "cudaStreamCaptureStatusActive",
     "hipStreamCaptureStatusActive",
 )
+# the programs a kernel build at start-up runs (a FileNotFoundError naming one alone: the tool is
+# not installed, or not on the unit's PATH)
+_BUILD_TOOLS = r"(?:ninja|nvcc|hipcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cmake|make|ptxas|cicc)"

@@ -489,6 +489,22 @@ RULES: tuple[Rule, ...] = (
                     "is not compatible",
                 ),
             ),
+            # an adapter whose weights name modules the engine's LoRA code does not map (a new
+            # architecture's projections, a layer without one of q/k/v): the adapter's keys in
+            # the message, and what could not be done with them
+            Family(
+                ("ValueError", "RuntimeError", "KeyError", "AssertionError"),
+                words=(".lora_A", ".lora_B", "lora_embedding", "LoRA adapter"),
+                and_words=(
+                    "Cannot find target module",
+                    "target module",
+                    "Failed to load LoRA",
+                    "Unexpected key",
+                    "lora_A.weight'",
+                    "lora_B.weight'",
+                ),
+                unless=("No such file", "does not exist", "404", "not a valid"),
+            ),
         ),
         title="the LoRA setup does not fit this model",
         summary="SGLang's LoRA support failed on this model: {msg}",
@@ -514,6 +530,8 @@ RULES: tuple[Rule, ...] = (
             ),
             # the family: LoRA and what it cannot do, in another engine's words
             "ValueError: Gemma3ForConditionalGeneration does not support LoRA yet.",
+            # not from the corpus: an adapter for modules the LoRA code does not map
+            "ValueError: Cannot find target module name for base_model.model.model.layers.0.mlp.shared_expert.gate_proj.lora_A.weight in {'qkv_proj', 'o_proj'}",
             "NotImplementedError: LoRA adapters with modules_to_save (embed_tokens) aren't supported: the adapter's vocabulary differs from the base model's",
         ),
     ),
