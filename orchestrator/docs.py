@@ -12,7 +12,7 @@ from pathlib import Path
 
 from orchestrator import profiles
 from orchestrator.cli.export import export_k8s
-from orchestrator.diagnosis import troubleshooting_markdown
+from orchestrator.diagnosis import lexicon, troubleshooting_markdown
 from orchestrator.preflight import RULES
 from orchestrator.sglang import RELEASES
 from orchestrator.systemd import render
@@ -86,6 +86,7 @@ def generated() -> dict[Path, str]:
     files = {
         Path("docs/preflight.md"): preflight_markdown(),
         Path("docs/troubleshooting.md"): troubleshooting_markdown(),
+        Path("orchestrator/diagnosis/lexicon.json"): lexicon.rendered(),
     }
     files.update(golden_units())
     files.update(golden_k8s())

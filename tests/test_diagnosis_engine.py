@@ -200,6 +200,7 @@ def test_exception_families_catch_new_wordings(log: str, category: str) -> None:
     assert classify_text(log).category == category, classify_text(log).render_text()
 
 
+@pytest.mark.usefixtures("rules_only")
 @pytest.mark.parametrize(
     "log",
     [
@@ -463,6 +464,7 @@ def _ignored_import() -> str:
     return f"[2026-01-02 10:00:00] ERROR {said}"
 
 
+@pytest.mark.usefixtures("rules_only")
 @pytest.mark.parametrize(
     "log",
     [
@@ -503,6 +505,7 @@ def test_widened_families_do_not_claim_lookalikes(log: str) -> None:
     assert d.category == "unknown", d.render_text()
 
 
+@pytest.mark.usefixtures("rules_only")
 @pytest.mark.parametrize(
     ("log", "category"),
     [
@@ -689,6 +692,7 @@ def test_group_a_families_catch_new_wordings(log: str, category: str) -> None:
     assert d.category == category, d.render_text()
 
 
+@pytest.mark.usefixtures("rules_only")
 @pytest.mark.parametrize(
     "log",
     [

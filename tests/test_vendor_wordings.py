@@ -305,6 +305,7 @@ LOOKALIKES: list[tuple[str, str]] = [
 ]
 
 
+@pytest.mark.usefixtures("rules_only")
 @pytest.mark.parametrize(("log", "category"), LOOKALIKES, ids=[c for _, c in LOOKALIKES])
 def test_group_b_families_leave_lookalikes_alone(log: str, category: str) -> None:
     d = classify_text(log)

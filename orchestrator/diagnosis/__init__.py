@@ -15,6 +15,7 @@ Stages (one module each):
   `catalog`: all rules in priority order and the vocabulary derived from them;
 - `enrich`: detail fields read around the cause (GPU, versions, host, port);
 - `engine`: matching, root-cause choice, the time budget; `answer`: the `Diagnosis` it returns;
+  `lexicon`: the corpus vocabulary, the last resort when no rule matches;
   `unknown`: the answer when no rule matches; `flags`: the SGLang flags a log shows;
   `docs`: docs/troubleshooting.md.
 """
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from orchestrator.diagnosis.docs import troubleshooting_markdown
     from orchestrator.diagnosis.engine import classify, classify_text
     from orchestrator.diagnosis.flags import flags_from_argv, flags_from_log, flags_from_server_args
-    from orchestrator.diagnosis.model import CAUSE, ECHO, FALLBACK, HINT
+    from orchestrator.diagnosis.model import CAUSE, ECHO, FALLBACK, HINT, READING
 
 __all__ = [
     "CAUSE",
@@ -37,6 +38,7 @@ __all__ = [
     "FALLBACK",
     "HINT",
     "MAX_EVIDENCE",
+    "READING",
     "Diagnosis",
     "classify",
     "classify_text",
@@ -60,6 +62,7 @@ _HOME = {
     "ECHO": "model",
     "FALLBACK": "model",
     "HINT": "model",
+    "READING": "model",
 }
 
 

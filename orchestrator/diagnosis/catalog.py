@@ -13,6 +13,7 @@ from orchestrator.diagnosis.model import (
     ECHO,
     FALLBACK,
     HINT,
+    READING,
     Pat,
     Rule,
     Signal,
@@ -31,6 +32,7 @@ __all__ = [
     "ERRORISH",
     "FALLBACK",
     "HINT",
+    "READING",
     "RULES",
     "Pat",
     "Rule",
@@ -112,7 +114,8 @@ PROGRESS = re.compile(
 PROGRESS_KEYWORD = "checkpoint shards"
 
 UNKNOWN_DOC = (
-    "No rule matched. `deploy` does not guess: it says so and shows the first exception and "
+    "No rule matched, and no error line reads as a category's cause line. `deploy` does not "
+    "guess: it says so and shows the first exception and "
     "the last error-looking lines of the log. If the log holds only consequences (a sigquit "
     "from a child process, a scheduler rank that died), the original error went "
     "elsewhere (an earlier invocation, a rotated journal, or a rank that printed nothing)."

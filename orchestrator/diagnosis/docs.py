@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 from orchestrator.diagnosis.catalog import RULES, UNKNOWN_DOC
+from orchestrator.diagnosis.lexicon import THRESHOLD
 from orchestrator.diagnosis.model import CAUSE, Family, Signal, example
 
 
@@ -30,15 +31,20 @@ def troubleshooting_markdown() -> str:
         "cuda graph failed` or the scheduler's exception wrapper are seen through), so a new "
         "wording of a known cause still lands in its category. The log's line prefix "
         "(docker, CRI, kubectl, compose, Ray, torchrun, srun, MPI, CI, syslog, journald) is "
-        "learned from the log itself before any rule runs. Categories below are in priority "
-        "order.",
+        "learned from the log itself before any rule runs. When no rule at all matches, the "
+        "corpus vocabulary (`orchestrator/diagnosis/lexicon.py`, learnt from the cause lines of "
+        "the real logs in `tests/logs/real/` that are not held out) may read one error line as a "
+        "category's cause line; it answers only when that category takes at least "
+        f"{THRESHOLD:.1%} of the line's posterior, and the answer says it is a reading of the "
+        "line's words (role `reading`), naming the words and showing the line. Categories below "
+        "are in priority order.",
         "",
         "| id | what it means |",
         "| --- | --- |",
     ]
     for r in RULES:
         out.append(f"| [`{r.id}`](#{r.id}) | {r.title} |")
-    out.append("| [`unknown`](#unknown) | no rule matched (never guessed) |")
+    out.append("| [`unknown`](#unknown) | no rule matched, nor the vocabulary (never guessed) |")
     out.append("")
     for r in RULES:
         out += [f"## {r.id}", "", f"**{r.title}.** {r.doc}", ""]

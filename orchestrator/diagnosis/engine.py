@@ -40,19 +40,18 @@ How the cause is chosen:
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import re
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from orchestrator import sglang
 from orchestrator.diagnosis import catalog as R
+from orchestrator.diagnosis import lexicon as L
 from orchestrator.diagnosis import structure as S
 from orchestrator.diagnosis.answer import (
     _CONTEXT_WINDOW,
@@ -65,6 +64,7 @@ from orchestrator.diagnosis.docs import troubleshooting_markdown
 from orchestrator.diagnosis.flags import flags_from_log
 from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.diagnosis.model import Family, Signal
+from orchestrator.diagnosis.prefilter import candidate_lines, lines_with
 from orchestrator.diagnosis.unknown import unknown_answer
 from orchestrator.sglang import Release, phase_of
 
@@ -87,7 +87,6 @@ class _OutOfTime(Exception):
 
 
 _FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
-_NOISE_FROM = 2000  # lines: shorter logs are searched whole
 _ENRICH_AROUND = 40  # lines around the cause a rule's enrich() reads (versions, GPU, port)
 
 
@@ -126,42 +125,6 @@ def _fmt(template: str, detail: Mapping[str, str]) -> str:
         return template.format_map(_Blank(detail))
     except (ValueError, IndexError):
         return template
-
-
-# --------------------------------------------------------------------------- prefilter
-
-
-@cache
-def _keywords() -> tuple[str, ...]:
-    return R.gates()
-
-
-def _candidate_lines(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
-    """Indices of the lines holding any keyword, found with str.find over the joined text.
-
-    A long journal is mostly a healthy server's routine lines (decode/prefill batch
-    statistics, access logs: `R.NOISE`), which no rule can match: they are dropped first, so
-    the keywords are searched in what is left."""
-    noise = R.NOISE_RE.search
-    rows = [i for i, ln in enumerate(raw) if not noise(ln)] if len(raw) > _NOISE_FROM else None
-    lines = [raw[i] for i in rows] if rows is not None else raw
-    text = "\n".join(lines)
-    starts = [0] * len(lines)
-    pos = 0
-    for i, ln in enumerate(lines):
-        starts[i] = pos
-        pos += len(ln) + 1
-    hits: set[int] = set()
-    n = len(lines)
-    for kw in keywords:
-        i = text.find(kw)
-        while i != -1:
-            row = bisect.bisect_right(starts, i) - 1
-            hits.add(row)
-            i = text.find(kw, starts[row + 1]) if row + 1 < n else -1
-    if rows is not None:
-        return sorted(rows[h] for h in hits)
-    return sorted(hits)
 
 
 # --------------------------------------------------------------------------- tracebacks
@@ -312,7 +275,7 @@ def _phase(entries: Sequence[JournalEntry]) -> str:
     keywords = (*R.MILESTONE_KEYWORDS, R.PROGRESS_KEYWORD)
     last_label = None
     last_progress = None
-    for i in _candidate_lines(search, keywords):
+    for i in lines_with(search, keywords):
         msg = entries[i].text
         ms = phase_of(msg)
         if ms is not None:
@@ -408,10 +371,7 @@ def _classify(
     exit_status: str | None,
     timed_out: bool,
 ) -> Diagnosis:
-    if isinstance(entries, JournalLines):
-        candidates = _candidate_lines(entries.search, _keywords())
-    else:
-        candidates = _candidate_lines([e.message for e in entries], _keywords())
+    candidates = candidate_lines(entries)
     if time.monotonic() > deadline:
         raise _OutOfTime
     matches, echoes, errorish = _find_matches(entries, candidates, deadline)
@@ -480,9 +440,52 @@ def _classify(
             sig = _signal_match(entries, candidates, R.FALLBACK)
             if sig is not None:
                 return _diagnose_signal(entries, *sig, matches, release)
+    # no rule at all: the corpus's vocabulary, over the error lines (not the echoes)
+    lex = L.lexicon()
+    if lex is not None:
+        reading = lex.read(
+            entries,
+            L.error_lines(entries, candidates, echoes),
+            (r.id for r in R.RULES),
+            deadline,
+        )
+        if reading is not None:
+            return _diagnose_reading(entries, reading, matches, release)
     return unknown_answer(
         entries, errorish, echoes, exit_status, systemd_result, candidates=candidates
     )
+
+
+def _diagnose_reading(
+    entries: Sequence[JournalEntry],
+    reading: L.Reading,
+    matches: Sequence[_Match],
+    release: Release | None,
+) -> Diagnosis:
+    """A category named by the words of one error line (no rule matched): said as such."""
+    rule = next(r for r in R.RULES if r.id == reading.category)
+    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
+    _enrich(rule, detail, entries, reading.index)
+    line = entries[reading.index].text.strip()
+    words = ", ".join(repr(w) for w in reading.words)
+    summary = (
+        f"no rule matched; by its words ({words}) this line reads as {rule.title.lower()}: "
+        f"{line[:200]!r}"
+    )
+    return _rule_answer(
+        rule,
+        detail,
+        summary,
+        [entries[reading.index], *_evidence_around(entries, reading.index)],
+        matches,
+        R.READING,
+    )
+
+
+def _evidence_around(entries: Sequence[JournalEntry], i: int) -> list[JournalEntry]:
+    """The lines of the read line's traceback (its frames), when it ends one."""
+    block = _block(entries, i) if _EXC_LINE.match(entries[i].text) else ()
+    return [entries[j] for j in block if j != i][-(MAX_EVIDENCE - 1) :]
 
 
 def _raised(

@@ -28,6 +28,8 @@ CAUSE = "cause"
 FALLBACK = "fallback"
 HINT = "hint"
 ECHO = "echo"
+# no rule matched; the corpus vocabulary read one error line as the category (diagnosis.lexicon)
+READING = "reading"
 
 # An exception line at the end of a traceback: optional indent, optional dotted module path.
 _EXC = r"^\s*(?:[\w.]+\.)?"

@@ -255,6 +255,73 @@ def retire_batch(batch: str) -> int:
     return 0
 
 
+@dataclass
+class Fold:
+    """One batch of the vocabulary's cross-validation (`lexicon_crossval`)."""
+
+    batch: str
+    read: int = 0  # logs the engine of the batch's first scoring answered `unknown`
+    right: int = 0  # the vocabulary names their category
+    wrong: int = 0  # it names another one (also: a category where `unknown` is right)
+    kept: int = 0  # it says nothing: the answer stays `unknown`
+    answers: list[str] = field(default_factory=list)
+
+
+def lexicon_crossval(entries: Sequence[Entry]) -> list[Fold]:
+    """How the corpus vocabulary would have done on each published batch, had it been there when
+    the batch was first seen: the batch's logs that its first-seen engine answered `unknown`,
+    read by a vocabulary learnt from the other published batches (never the held-out part, never
+    the batch itself). Batches without per-log first-seen answers are not folds."""
+    from orchestrator.diagnosis import catalog as R
+    from orchestrator.diagnosis import lexicon as L
+    from orchestrator.diagnosis.journal import JournalLines
+    from orchestrator.diagnosis.prefilter import candidate_lines
+
+    published = [e for e in entries if not is_held_out(e)]
+    batches = sorted({batch_of(e) for e in published})
+    rule_ids = [r.id for r in R.RULES]
+    folds = []
+    for b in batches:
+        logs = [e for e in published if batch_of(e) == b]
+        if not all(isinstance(e.get("first_seen"), dict) for e in logs):
+            continue
+        lex = L.build(L.corpus_logs(entries, leave_out=[b]))
+        fold = Fold(b)
+        for e in logs:
+            if e["first_seen"]["category"] != "unknown":
+                continue
+            lines = JournalLines(log_text(e))
+            got = lex.read(lines, L.error_lines(lines, candidate_lines(lines)), rule_ids)
+            fold.read += 1
+            if got is None:
+                fold.kept += 1
+                continue
+            ok = got.category == e["category"]
+            fold.right += ok
+            fold.wrong += not ok
+            fold.answers.append(
+                f"{'RIGHT' if ok else 'WRONG':5} {e['id']}: want {e['category']}, "
+                f"read {got.category} ({', '.join(got.words)})"
+            )
+        folds.append(fold)
+    return folds
+
+
+def render_crossval(folds: Sequence[Fold]) -> str:
+    lines = [
+        "| batch | first-seen `unknown` answers | read right | read wrong | left unknown |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for f in [
+        *folds,
+        Fold(
+            "all", *(sum(getattr(f, k) for f in folds) for k in ("read", "right", "wrong", "kept"))
+        ),
+    ]:
+        lines.append(f"| {f.batch} | {f.read} | {f.right} | {f.wrong} | {f.kept} |")
+    return "\n".join(lines)
+
+
 def render_table(rows: Sequence[Entry]) -> str:
     lines = [
         "| batch | date | engine | first-seen | logs | right | unknown | wrong "
@@ -298,7 +365,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="BATCH",
         help="publish a held-out batch for tuning (held_out false), after its first-seen row",
     )
+    ap.add_argument(
+        "--lexicon-crossval",
+        action="store_true",
+        help="cross-validate the corpus vocabulary over the published batches (writes nothing)",
+    )
     args = ap.parse_args(argv)
+    if args.lexicon_crossval:
+        folds = lexicon_crossval(load_index())
+        print(render_crossval(folds))
+        for f in folds:
+            for a in f.answers:
+                print(f"  {f.batch}: {a}")
+        return 0
     if args.retire_batch is not None:
         if args.batch or args.append or args.first_seen:
             print(

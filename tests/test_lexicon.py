@@ -1,0 +1,108 @@
+"""The corpus vocabulary (orchestrator/diagnosis/lexicon.py): the last resort before `unknown`.
+
+It is learnt from the real logs that are not held out, it answers only when one category takes
+nearly all of a line's posterior, it says that its answer is a reading of words and not a rule
+match, and it reads a bounded number of lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from orchestrator.diagnosis import READING, classify_text
+from orchestrator.diagnosis import lexicon as L
+from orchestrator.diagnosis.journal import JournalLines
+from tests.logs.real import score
+
+INDEX = json.loads((L.CORPUS / "index.json").read_text())
+
+
+def test_the_shipped_vocabulary_is_the_one_the_corpus_gives() -> None:
+    # stale after any change to the corpus's published logs: regenerate with --write
+    assert L.main(["--check"]) == 0
+
+
+def test_held_out_logs_never_enter_the_vocabulary() -> None:
+    held = [e for e in INDEX if e.get("held_out")]
+    published = [e for e in INDEX if not e.get("held_out")]
+    assert held, "the corpus holds a held-out part (tests/test_real_logs.py)"
+    assert len(L.corpus_logs(INDEX)) == len(published)
+    # the same log, marked held out, is left out
+    one = dict(published[0])
+    assert L.corpus_logs([one, {**one, "held_out": True}]) == L.corpus_logs([one])
+    # and a batch left out for cross-validation is left out
+    batch = str(published[0].get("batch", "0"))
+    assert all(
+        str(e.get("batch", "0")) != batch
+        for e, _ in zip(published, L.corpus_logs(INDEX, leave_out=[batch]), strict=False)
+    ) or len(L.corpus_logs(INDEX, leave_out=[batch])) < len(published)
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        # wordings no rule holds; their words are those of the category's cause lines
+        (
+            "RuntimeError: Not enough free GPU memory to allocate the KV cache: "
+            "3.2 GiB free of 80 GiB total",
+            "cuda-oom",
+        ),
+        ("Error: couldn't bind address 0.0.0.0:30000, address already taken", "port-in-use"),
+        ("fatal: ptxas does not know gpu-name sm_130", "jit-build-failed"),
+    ],
+)
+def test_a_new_wording_is_read_and_said_to_be_a_reading(line: str, category: str) -> None:
+    d = classify_text(line)
+    assert d.category == category
+    assert d.role == READING
+    assert d.summary.startswith("no rule matched; by its words")
+    assert d.evidence[0].text.strip() == line
+    assert d.fix and d.title
+
+
+def test_a_line_logged_at_info_level_is_not_read() -> None:
+    line = "RuntimeError: Not enough free GPU memory to allocate the KV cache: 3.2 GiB free"
+    assert classify_text(line).role == READING
+    d = classify_text(f"[2026-12-01 10:00:00] INFO server.py:12: {line}")
+    assert d.role != READING
+
+
+def test_words_that_name_nothing_stay_unknown() -> None:
+    d = classify_text("ERROR: the quick brown fox jumps over the lazy dog")
+    assert d.category == "unknown"
+    assert "not guessed" in d.summary
+
+
+def test_the_shares_are_a_distribution_and_the_threshold_is_strict() -> None:
+    lex = L.lexicon()
+    assert lex is not None
+    shares = lex.shares("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB")
+    assert abs(sum(shares.values()) - 1) < 1e-9
+    assert set(shares) >= {L.NOISE, L.UNKNOWN, "cuda-oom"}
+    assert 0.99 <= lex.threshold < 1
+
+
+def test_a_huge_log_is_read_in_bounded_work() -> None:
+    # 50k error lines that no rule knows: the vocabulary parses at most MAX_LINES of them
+    forms = (
+        "RuntimeError: the flux capacitor {i} is misaligned",
+        "worker {i} failed: the warp core is cold",
+        "ValueError: cannot reticulate spline {i}",
+    )
+    text = "\n".join(forms[i % 3].format(i=i) for i in range(50_000))
+    entries = JournalLines(text)
+    lines = L.error_lines(entries, range(len(entries)))
+    assert len(lines) == L.MAX_LINES
+    assert lines[0] == 0 and lines[-1] == len(entries) - 1
+    assert classify_text(text).category == "unknown"
+
+
+def test_cross_validation_converts_far_more_than_it_breaks() -> None:
+    # each published batch's first-seen `unknown` answers, read by a vocabulary learnt
+    # without that batch: the figures tests/logs/real/README.md quotes for ALPHA/THRESHOLD
+    folds = score.lexicon_crossval(INDEX)
+    assert folds, "the published batches hold first-seen answers"
+    right = sum(f.right for f in folds)
+    wrong = sum(f.wrong for f in folds)
+    assert right >= 4 * max(wrong, 1), (right, wrong)
