@@ -49,7 +49,10 @@ def test_held_out_logs_never_enter_the_vocabulary() -> None:
             "cuda-oom",
         ),
         ("Error: couldn't bind address 0.0.0.0:30000, address already taken", "port-in-use"),
-        ("fatal: ptxas does not know gpu-name sm_130", "jit-build-failed"),
+        (
+            'ValueError: Model architectures ["FooBarForCausalLM"] are not supported',
+            "model-arch-unsupported",
+        ),
     ],
 )
 def test_a_new_wording_is_read_and_said_to_be_a_reading(line: str, category: str) -> None:
