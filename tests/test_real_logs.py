@@ -185,7 +185,8 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
 
     Gated: its size (as a whole), a first-seen ledger row per held-out batch (taken by whoever
     merges an engine, before any rule changes for the batch), and per batch no regression from
-    its first-seen row: no fewer logs named right, no more given a wrong category. Printed, not
+    its first-seen row: no fewer logs named right, and no more given a wrong category than
+    first seen, or than 5 % of the batch (issue 18's bar) if that is more. Printed, not
     gated (a first-seen figure is a measurement, which CI cannot make come true): whether the
     newest held-out batch's first-seen figure meets issue 18's bar (85 % right, at most 5 %
     wrong, 90 % on the batch's SGLang start-up logs).
@@ -225,10 +226,14 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
         assert row is not None
         s = score([e for e in INDEX if batch_of(e) == batch])
         _print_misses(f"real-log corpus, held-out batch {batch}, today's engine", s)
-        if s.wrong > int(row["wrong"]):
+        # a wrong answer more than first seen is allowed only within issue 18's bar (5 % of
+        # the batch), and only while the right answers did not drop (checked below)
+        allowed = max(int(row["wrong"]), int(HELD_OUT_WRONG * s.logs))
+        if s.wrong > allowed:
             failures.append(
                 f"batch {batch}: {s.wrong}/{s.logs} given a wrong category, more than the "
-                f"first-seen {row['wrong']}: a regression"
+                f"first-seen {row['wrong']} and more than {HELD_OUT_WRONG:.0%} of the batch: a "
+                "regression"
             )
         if s.right < int(row["right"]):
             failures.append(
