@@ -50,9 +50,10 @@ def test_held_out_logs_never_enter_the_vocabulary() -> None:
         ),
         ("Error: couldn't bind address 0.0.0.0:30000, address already taken", "port-in-use"),
         (
-            'ValueError: Model architectures ["FooBarForCausalLM"] are not supported',
-            "model-arch-unsupported",
+            "RuntimeError: the attention heads (40) are not divisible by the parallel size (6)",
+            "tp-size-indivisible",
         ),
+        ("Error: access to the gated repo is forbidden for this token (HTTP 403)", "hf-auth"),
     ],
 )
 def test_a_new_wording_is_read_and_said_to_be_a_reading(line: str, category: str) -> None:
