@@ -271,11 +271,10 @@ def _evidence(entries: Sequence[JournalEntry], m: _Match) -> list[JournalEntry]:
 def _phase(entries: Sequence[JournalEntry]) -> str:
     """The last start-up milestone reached (for startup-timeout only: found by a scan of its
     own, so that milestones cost nothing when the log names a cause)."""
-    search = entries.search if isinstance(entries, JournalLines) else [e.message for e in entries]
     keywords = (*R.MILESTONE_KEYWORDS, R.PROGRESS_KEYWORD)
     last_label = None
     last_progress = None
-    for i in lines_with(search, keywords):
+    for i in lines_with(entries, keywords):
         msg = entries[i].text
         ms = phase_of(msg)
         if ms is not None:
@@ -463,7 +462,8 @@ def _diagnose_reading(
     release: Release | None,
 ) -> Diagnosis:
     """A category named by the words of one error line (no rule matched): said as such."""
-    rule = next(r for r in R.RULES if r.id == reading.category)
+    rule = R.rule(reading.category)
+    assert rule is not None  # read() names only the categories it was given: rule ids
     detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     _enrich(rule, detail, entries, reading.index)
     line = entries[reading.index].text.strip()

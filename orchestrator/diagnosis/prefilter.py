@@ -25,12 +25,18 @@ def _keywords() -> tuple[str, ...]:
 
 def candidate_lines(entries: Sequence[JournalEntry]) -> list[int]:
     """The lines of `entries` that hold any rule's keyword (the first stage)."""
+    return lines_with(entries, _keywords())
+
+
+def lines_with(entries: Sequence[JournalEntry], keywords: Sequence[str]) -> list[int]:
+    """The lines of `entries` that hold any of `keywords`: a saved log's raw lines are
+    searched (`JournalLines.search`), so only those lines are ever parsed."""
     if isinstance(entries, JournalLines):
-        return lines_with(entries.search, _keywords())
-    return lines_with([e.message for e in entries], _keywords())
+        return _lines_with(entries.search, keywords)
+    return _lines_with([e.message for e in entries], keywords)
 
 
-def lines_with(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
+def _lines_with(raw: Sequence[str], keywords: Sequence[str]) -> list[int]:
     """Indices of the lines holding any keyword, found with str.find over the joined text.
 
     A long journal is mostly a healthy server's routine lines (decode/prefill batch

@@ -296,11 +296,11 @@ def lexicon_crossval(entries: Sequence[Entry]) -> list[Fold]:
             if got is None:
                 fold.kept += 1
                 continue
-            ok = got.category == e["category"]
-            fold.right += ok
-            fold.wrong += not ok
+            result = outcome(str(e["category"]), got.category)  # a reading is never unknown
+            fold.right += result == "right"
+            fold.wrong += result == "wrong"
             fold.answers.append(
-                f"{'RIGHT' if ok else 'WRONG':5} {e['id']}: want {e['category']}, "
+                f"{result.upper():5} {e['id']}: want {e['category']}, "
                 f"read {got.category} ({', '.join(got.words)})"
             )
         folds.append(fold)
