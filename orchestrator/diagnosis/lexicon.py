@@ -104,8 +104,9 @@ def error_lines(
 ) -> list[int]:
     """The lines the vocabulary reads, among `candidates` (the lines holding a rule's
     keyword, found by the engine's prefilter): those that say something failed, not logged at
-    WARNING level or below, not a Python warning nor a line SGLang says is benign, less `skip` (echoes: consequences of a failure, never its cause); at
-    most MAX_LINES, the first and the last half of them."""
+    WARNING level or below, not a Python warning nor a line SGLang says is benign, less `skip`
+    (echoes: consequences of a failure, never its cause); at most MAX_LINES, the first and the
+    last half of them."""
     skipped = set(skip)
     hits = [i for i in candidates if i not in skipped]
     if len(hits) > MAX_LINES:
@@ -142,7 +143,8 @@ class Lexicon:
 
     def shares(self, line: str) -> dict[str, float]:
         """Each class's posterior share for `line` (they sum to 1)."""
-        words = {w for w in tokens(line) if w in self.counts}
+        # in the line's order (not a set's): the sums, and so the shares, are the same each run
+        words = list(dict.fromkeys(w for w in tokens(line) if w in self.counts))
         vocab = len(self.counts)
         log: dict[str, float] = {}
         for c, (n, total) in self.classes.items():
@@ -156,8 +158,9 @@ class Lexicon:
         return {c: math.exp(v - top) / z for c, v in log.items()}
 
     def why(self, line: str, category: str, n: int = 4) -> tuple[str, ...]:
-        """The words of `line` that weigh most for `category` against the others."""
-        words = {w for w in tokens(line) if w in self.counts and "_" not in w}
+        """The words of `line` that weigh most for `category` against the others (ties in the
+        line's order)."""
+        words = dict.fromkeys(w for w in tokens(line) if w in self.counts and "_" not in w)
 
         def lift(w: str) -> float:
             k = self.counts[w].get(category, 0)
@@ -183,7 +186,7 @@ class Lexicon:
                 return None
             text = entries[i].text
             shares = self.shares(text)
-            c = max(allowed & shares.keys(), key=lambda k: shares[k], default=None)
+            c = max((k for k in shares if k in allowed), key=lambda k: shares[k], default=None)
             if c is None or shares[c] < self.threshold:
                 continue
             if best is None or shares[c] > best.share:
