@@ -108,9 +108,9 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """On a loaded box PID 1's exit lines can reach the journal before the process's own last
-    stderr line (the check oneshot's "deploy-check: ... does not exist"): a start classified
-    `unknown` reads its journal again after a sync until it stops growing, and the late line
-    names the cause. A journal that does not grow is read once more, not waited on."""
+    stderr line (the check oneshot's "deploy-check: ... does not exist"), and journald 252's
+    sync does not drain the stream: a start classified `unknown` reads its journal again after
+    a sync until a line of the process is in and nothing new came for three reads, bounded."""
     from orchestrator.diagnosis import journal
 
     inv = "5b0c4a3f2e1d4c7b8a9f0e1d2c3b4a59"
@@ -127,16 +127,33 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
         "1",
         UNIT=unit,
         INVOCATION_ID=inv,
+        SYSLOG_IDENTIFIER="systemd",
     )
-    failed = line(2, f"{unit}: Failed with result 'exit-code'.", "1", UNIT=unit, INVOCATION_ID=inv)
+    failed = line(
+        2,
+        f"{unit}: Failed with result 'exit-code'.",
+        "1",
+        UNIT=unit,
+        INVOCATION_ID=inv,
+        SYSLOG_IDENTIFIER="systemd",
+    )
     late = line(
         0,
         "deploy-check: model directory /srv/models/absent does not exist",
         "4242",
         _SYSTEMD_UNIT=unit,
         _SYSTEMD_INVOCATION_ID=inv,
+        SYSLOG_IDENTIFIER="deploy-check",
     )
-    reads = [[exited, failed], [exited, failed, late]]
+    said = line(
+        0,
+        "deploy-check: starting",
+        "4242",
+        _SYSTEMD_UNIT=unit,
+        _SYSTEMD_INVOCATION_ID=inv,
+        SYSLOG_IDENTIFIER="deploy-check",
+    )
+    reads: list[list[str]] = []
     calls: list[int] = []
 
     def fake_read(
@@ -146,19 +163,48 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
         text = reads[min(len(calls) - 1, len(reads) - 1)]
         return journal.JournalLines("\n".join(text) + "\n")
 
+    class Clock:
+        """The module's clock: sleeping advances it, so the bound is counted, not timed."""
+
+        now = 0.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+        def sleep(self, s: float) -> None:
+            self.now += s
+
     monkeypatch.setattr(deployer.journal, "read", fake_read)
     monkeypatch.setattr(deployer, "_sync_journal", lambda: None)
     spec = profiles.load("kimi-k26-eagle3")
-    d = deployer.diagnose_start(
-        spec, unit, inv, user=False, systemd_result="exit-code", exit_status="1", timed_out=False
-    )
-    assert d.category == "model-not-found", d.render_text()
-    assert len(calls) == 2
 
-    # nothing more comes: unknown after one more read, without waiting out the bound
+    clock = Clock()
+
+    def diagnose() -> str:
+        calls.clear()
+        clock.now = 0.0
+        monkeypatch.setattr(deployer, "time", clock)
+        d = deployer.diagnose_start(
+            spec,
+            unit,
+            inv,
+            user=False,
+            systemd_result="exit-code",
+            exit_status="1",
+            timed_out=False,
+        )
+        return d.category
+
+    # the process's line comes after PID 1's lines and after reads that found nothing new
+    reads[:] = [[exited, failed]] * 4 + [[exited, failed, late]]
+    assert diagnose() == "model-not-found"
+    assert len(calls) == 5
+
+    # the process was heard and nothing more comes: unknown after three quiet reads
+    reads[:] = [[said, exited, failed]]
+    assert diagnose() == "unknown" and len(calls) == 4
+
+    # nothing of the process ever comes: unknown once the bound is waited out
     reads[:] = [[exited, failed]]
-    calls.clear()
-    d = deployer.diagnose_start(
-        spec, unit, inv, user=False, systemd_result="exit-code", exit_status="1", timed_out=False
-    )
-    assert d.category == "unknown" and len(calls) == 2
+    assert diagnose() == "unknown"
+    assert clock.now >= deployer._SETTLE_S and len(calls) > 3 + 1

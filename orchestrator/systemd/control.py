@@ -151,8 +151,10 @@ def _sync_journal() -> None:
         subprocess.run(["journalctl", "--sync"], capture_output=True, timeout=5, check=False)
 
 
-# how long a start with no cause line waits for the rest of its journal (a stream's lag)
-_SETTLE_S = 2.0
+# how long a start with no cause line waits for the rest of its journal (a stream's lag), and
+# how many reads in a row must find nothing new once the process has been heard
+_SETTLE_S = 3.0
+_QUIET_READS = 3
 
 
 def diagnose_start(
@@ -200,23 +202,37 @@ def diagnose_start(
     diag = classify(entries)
     if diag.role == CAUSE or not invocation:
         return diag
-    # No line names a cause (unknown, or only systemd's result / a bare SIGKILL to go on): the
-    # process's own last lines (its stdout/stderr stream) can reach the journal after PID 1's
-    # exit lines on a loaded box. Read again after each sync until the journal of this start
-    # stops growing (bounded), and classify what it holds.
+    # No line names a cause (unknown, or only systemd's result / a bare SIGKILL to go on). The
+    # process's own lines come over its stdout/stderr stream, and journald (252) may read that
+    # stream after PID 1's exit lines, even after a `journalctl --sync`: sync writes out what
+    # journald has read, not what still waits in the stream's socket. So read again after each
+    # sync until a line of the process itself is in and the journal has stopped growing for
+    # _QUIET_READS reads in a row; a process that never said anything waits out the bound.
     end = time.monotonic() + _SETTLE_S
     seen = len(entries)
+    heard = _from_process(entries)
+    quiet = 0
     while time.monotonic() < end:
         time.sleep(0.05)
         _sync_journal()
         entries = journal.read(unit, user=user, invocation=invocation)
         if len(entries) == seen:
-            break
-        seen = len(entries)
+            quiet += 1
+            if heard and quiet >= _QUIET_READS:
+                break
+            continue
+        quiet, seen = 0, len(entries)
+        heard = heard or _from_process(entries)
         diag = classify(entries)
         if diag.role == CAUSE:
             break
     return diag
+
+
+def _from_process(entries: journal.JournalLines) -> bool:
+    """Whether the journal of a start holds a line of the started process, not only the
+    service manager's lines about it (identifier "systemd": PID 1, or the user's manager)."""
+    return any(e.ident != "systemd" and e.pid != 1 for e in entries)
 
 
 def _exit_status(st: UnitState | None) -> str | None:
