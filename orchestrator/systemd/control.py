@@ -548,9 +548,16 @@ async def _after_failure(
     """Never leave it worse: back to the last healthy release, or stopped (no crash loop)."""
 
     await settle(sd, spec.unit_name)  # let systemd finish the crash's stop before our job
-    if res.outcome == "failed" and res.invocation_id and res.unit_state.get("exec_main_code"):
+    if (
+        res.outcome == "failed"
+        and res.invocation_id
+        and res.unit_state.get("exec_main_code")
+        and res.unit_state.get("name") == spec.unit_name
+    ):
         # The recorder (its own unit) records the crash; our stop or rollback restarts it, so
         # let it finish first (it would anyway, on SIGTERM; this keeps `up` in step with it).
+        # It follows the server unit only: a failed check oneshot (job 'dependency') never ran
+        # the server, and nothing will be recorded for it.
         await wait_recorded(store.dir.parent, spec.name, res.invocation_id)
     prev = store.last_healthy(exclude_digest=rel.digest) if rollback else None
     if prev is None:
