@@ -87,6 +87,12 @@ _LOW_LEVEL = re.compile(
 
 # A Python warning (`UserWarning: …`, `FutureWarning: …`): printed by healthy starts too.
 _WARNING = re.compile(r"[a-z]Warning: ")
+# argparse refusing a command line (`prog: error: argument --x: invalid choice: …`,
+# `unrecognized arguments: …`): it names a flag the installed program does not take, and the
+# choices it lists are option names, whose words would read as any category that uses them.
+_USAGE = re.compile(
+    r": error: (?:argument -|unrecognized arguments:|the following arguments are required)"
+)
 
 
 def tokens(line: str) -> list[str]:
@@ -120,6 +126,7 @@ def _readable(e: JournalEntry) -> bool:
         _ERRORISH.search(text)
         and not _LOW_LEVEL.search(e.message, 0, 120)
         and not _WARNING.search(text)
+        and not _USAGE.search(text)
         and not BENIGN.search(text)
     )
 

@@ -498,6 +498,13 @@ def _make() -> tuple[Rule, ...]:
                 "specific rule (CUDA fault, KV cache, GPU memory) matches the same line."
             ),
             patterns=(
+                # SGLang's own invariant check of its KV pools, raised in the scheduler loop; a
+                # paste often holds this line alone, without the traceback or the wrapper
+                *said(
+                    "pool-leak",
+                    anywhere=True,
+                    summary="SGLang's scheduler found its KV pool accounting broken while serving: {msg}",
+                ),
                 pat(_ANY_EXC, ("Error", "Exception"), context=_SERVING_LOOP),
                 # vLLM's engine loop, the same failure there: "[v1/engine/core.py:720] IndexError: ..."
                 pat(
@@ -518,6 +525,12 @@ def _make() -> tuple[Rule, ...]:
                     f".../{sgl_code.EXAMPLE_FILES['scheduler']}",
                     "process_batch_result",
                     "KeyError: 'rid-7f3a'",
+                ),
+                "ValueError: "
+                + example(
+                    "pool-leak",
+                    pool="token_to_kv_pool_allocator",
+                    detail="available_size=2048, protected_size=0, self.max_total_num_tokens=1024",
                 ),
             ),
         ),

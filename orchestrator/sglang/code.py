@@ -139,6 +139,11 @@ TRANSFORMERS_FALLBACK_CLASSES = (
     "'TransformersEmbedding",
     "'TransformersBase",
 )
+# SGLang's own configuration classes (srt/configs/model_config.py ModelConfig, load_config.py
+# LoadConfig, device_config.py DeviceConfig), as a message quotes them: an attribute missing on
+# one of these is SGLang's model code reading its own object (sglang #15784), not a model's
+# config.json that this install cannot read
+ENGINE_CONFIG_CLASSES = ("'ModelConfig' object", "'LoadConfig' object", "'DeviceConfig' object")
 # the Hugging Face Hub's clients: an HTTP error raised under them is the Hub's answer
 HUB_CLIENT_PACKAGES = ("huggingface_hub/", "transformers/utils/hub")
 DISTRIBUTED_PACKAGES = ("torch/distributed/", "sglang/srt/distributed/")

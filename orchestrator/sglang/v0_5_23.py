@@ -358,6 +358,15 @@ MESSAGES: tuple[Message, ...] = (
         fields={"n": r"\d+", "rest": r"[^\n]{0,200}"},
     ),
     Message(
+        "pool-leak",
+        "{pool} memory leak detected! {detail}",
+        "srt/managers/scheduler_components/invariant_checker.py:453 _report_leak (the idle "
+        "check of the KV pools; raise_error_or_warn raises ValueError under strict checking, "
+        "and 0.4.x raised it always: sglang #6888, #11970)",
+        exc="ValueError",
+        fields={"pool": r"\w+", "detail": r".*"},
+    ),
+    Message(
         "kv-retract-no-space",
         "No space left for only one request{detail}",
         "older releases' decode retraction (sglang #14948); 0.5.x raises kv-oom-decode instead",

@@ -22,6 +22,7 @@ from orchestrator.diagnosis.model import (
     example,
     pat,
     said,
+    under,
 )
 from orchestrator.diagnosis.startup.patterns import (
     _BUILD_TOOLS,
@@ -481,9 +482,16 @@ RULES: tuple[Rule, ...] = (
                 words=("ninja", "nvcc", "hipcc", "Error building extension", "CppCompileError"),
             ),
             # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
-            # Triton, setuptools, DeepGEMM/flashinfer JIT)
+            # Triton, setuptools, DeepGEMM/flashinfer JIT); MLIRCompilationError is the
+            # MLIR-stage error of Triton's vendor ports (triton-ascend's bishengir, sglang #16360)
             Family(
-                ("CalledProcessError", "CompileError", "CompilationError", "DistutilsExecError"),
+                (
+                    "CalledProcessError",
+                    "CompileError",
+                    "CompilationError",
+                    "MLIRCompilationError",
+                    "DistutilsExecError",
+                ),
                 frames=code.BUILD_PACKAGES,
             ),
             # any exception raised by one of Triton's compiler stages (its own raise site)
@@ -556,6 +564,12 @@ RULES: tuple[Rule, ...] = (
             "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/nvcc', '-c', 'kernel.cu', '-o', 'kernel.o']' returned non-zero exit status 2.",
             # not from the corpus: Windows' compiler by its .exe path, the line cut short
             "subprocess.CalledProcessError: Command '['C:\\\\Program Files\\\\LLVM\\\\bin\\\\clang.exe', 'C:\\\\Temp\\\\tmp1\\\\cuda_utils.c', '-O3', '-shared', '-IC:\\\\Py",
+            # not from the corpus: a vendor port of Triton failing in its MLIR stage
+            under(
+                "/usr/lib/python3/site-packages/triton/compiler/compiler.py",
+                "compile",
+                "triton.compiler.errors.MLIRCompilationError: \n[ConvertLinalgRToBinary] encounters error:",
+            ),
         ),
     ),
     Rule(

@@ -536,6 +536,7 @@ RULES: tuple[Rule, ...] = (
             Family(
                 ("AttributeError",),
                 words=("Config' object has no attribute",),
+                unless=code.ENGINE_CONFIG_CLASSES,
                 summary="the engine does not read this model's config (an architecture it does not implement): {exc}: {msg}",
             ),
             # anything that goes wrong in SGLang's generic Transformers backend, which SGLang
