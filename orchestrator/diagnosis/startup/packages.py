@@ -149,6 +149,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\brequires the (?P<module>[\w.-]{2,80}) library but it was not found in your environment\b.*)",
             ),
+            # a name that the installed release spells in another case (transformers 5's
+            # PreTrainedConfig for 4.x's PretrainedConfig): Python suggests the same name in
+            # other capitals, so code written for one release runs against another
+            pat(
+                r"(?P<msg>(?:NameError: name|AttributeError: module '(?P<module>[\w.]{1,200})' has no attribute) '(?P<name>\w{1,200})'(?: is not defined)?\. Did you mean: '(?i:(?P=name))'\?.*)",
+                role=FALLBACK,
+                summary="{name} is spelled otherwise in the installed release (Python suggests the same name in other capitals): the code and the package it uses are of releases that do not fit: {msg}",
+            ),
             # a platform plugin's import of its device package failing, said on a line of its
             # own ("Failed to import torch_npu."): the reason follows or was not logged
             pat(
@@ -224,6 +232,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Library libcudnn_ops.so.9 is not found or cannot be loaded",
             "Could not load the native library: /opt/venv/lib/python3.12/site-packages/some_kernels/libsome_kernels_cuda126.so: cannot open shared object file: No such file or directory",
             "Failed to import intel_extension_for_pytorch.",
+            # not from the corpus: a name renamed between releases, looked up on the module
+            "AttributeError: module 'transformers' has no attribute 'PreTrainedConfig'. Did you mean: 'PretrainedConfig'?",
             # the loader's words with no exception around them (not from the corpus: cuDNN's)
             "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
         ),
