@@ -354,6 +354,12 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:\bEach process is one gpu\b|\bThe number of required GPUs exceeds the total number of available GPUs\b|\bworld[_ ]size\b.{0,60}?\b(?:exceeds|is (?:larger|greater|more) than)\b.{0,60}?\b(?:number of |available |visible )(?:GPUs|devices|accelerators)\b).*)",
                 fixhint="the engine was asked for more ranks (tensor/pipeline parallel size, shards) than GPUs it can see: lower it to the GPUs `nvidia-smi -L` lists (and CUDA_VISIBLE_DEVICES leaves), or give the container more GPUs",
             ),
+            # Kubernetes' scheduler found no node with a free accelerator of the kind the pod
+            # asks for (the device plugin's extended resources): the pod never starts
+            pat(
+                r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe))\b.*)",
+                fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
             # torch's CUDA init failed with a runtime status no narrower pattern names
             # ("Unexpected error from cudaGetDeviceCount() … Error 500: named symbol not found",
             # the driver's libcuda and the runtime not fitting): no GPU is usable, whatever
@@ -382,6 +388,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Invalid HABANA_VISIBLE_DEVICES=3. Device IDs should be between 0 and 1.",
             "RuntimeError: synDeviceAcquireByModuleId failed: synStatus=20 [Device already acquired]",
             "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
+            # not from the corpus: the scheduler's event for a pod asking for more GPUs than free
+            "Warning  FailedScheduling  default-scheduler  0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 999: unknown error",
             # not from the corpus: CUDA's error 803 by its enum, docker and containerd without
             # the NVIDIA runtime, Ascend's driver library missing in a container
@@ -675,6 +683,14 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP)(?: driver)? error: out of memory.*|(?:cuda|hip)Malloc\w{0,12} failed: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
                 summary="GPU out of memory: {msg}",
             ),
+            # the other frameworks' device allocators in their own words: TensorRT's builder
+            # and runtime ("Error Code 2: OutOfMemory"), XLA's (JAX: "RESOURCE_EXHAUSTED: Out
+            # of memory while trying to allocate N bytes"), TensorFlow's BFC allocator on a GPU
+            # ("OOM when allocating tensor … on …/device:GPU:0")
+            pat(
+                r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
+                summary="GPU out of memory: {msg}",
+            ),
             # a runtime status quoted with its runtime in brackets (OpenAI Triton's "Triton
             # Error [CUDA]: out of memory", on ROCm "[HIP]"), as any wrapper quotes it
             pat(
@@ -769,6 +785,10 @@ RULES: tuple[Rule, ...] = (
         preflight_rule=None,
         defaults={"gpu": "?", "tried": "?", "free": "?", "total": "?", "msg": "?", "mfs": "?"},
         examples=(
+            # not from the corpus: TensorRT's, XLA's and TensorFlow's allocators
+            "[TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.",
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[32,4096,4096] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
             # not from the corpus: OpenAI Triton's launcher status, and TurboMind's malloc check
             # cut by a wrap in its arguments
             "RuntimeError: Triton Error [CUDA]: out of memory",

@@ -50,8 +50,10 @@ RULES: tuple[Rule, ...] = (
             ),
             # a container runtime's exec of the entrypoint (runc, crun, containerd, docker,
             # podman, a Kubernetes pod's event): the command is not in the image or its PATH
+            # (not a GPU tool the vendor's container runtime mounts in: no GPU runtime is a
+            # GPU problem, not the entrypoint's)
             pat(
-                r"(?P<msg>.*?\bexec:? \x22?(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
+                r"(?P<msg>.*?\bexec:? \x22?(?!(?:nvidia|rocm|npu|hl|xpu)-smi\b)(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
                 summary="the container runtime could not run the entrypoint {path}: {msg}",
                 fix="the image has no executable {path} on its PATH: use the image's own entrypoint (or the full path of the command, e.g. `python3 -m <module>`), or install the package that provides it",
             ),
@@ -597,6 +599,11 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
             ),
             pat(r"NCCL error: (?P<msg>.*)"),
+            # Intel's oneCCL (XPU's collective library, NCCL's role there) at its error level
+            pat(
+                r"(?P<msg>.*?\|CCL_ERROR\|.*)",
+                summary="oneCCL communication between the accelerators failed: {msg}",
+            ),
             # an engine's or a test's own NCCL check, which prints the call site and NCCL's
             # result string (ncclGetErrorString) in quotes: TensorRT-LLM's plugins and
             # TurboMind ("Failed, NCCL error …/allreducePlugin.cpp:183 'unknown result code'"),
@@ -645,6 +652,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
             # not from the corpus: a native engine's NCCL check with NCCL's result string
             "[TensorRT-LLM][ERROR] Failed, NCCL error /app/cpp/tensorrt_llm/runtime/ncclCommunicator.cpp:61 'remote process exited or there was a network error'",
+            # not from the corpus: oneCCL's error line on Intel XPUs
+            "2024:10:01-10:00:00:(12345) |CCL_ERROR| atl_ofi.cpp:1234 open_providers: fi_getinfo error: ret -61, providers 0",
             # not from the corpus: JAX/XLA's wrapper of an NCCL call, and nccl-tests' words
             "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ncclAllReduce failed: internal error - please report this issue to the NCCL developers",
             "gpu-3: Test NCCL failure all_gather.cu:51 'unhandled CUDA error'",
