@@ -354,6 +354,13 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:\bEach process is one gpu\b|\bThe number of required GPUs exceeds the total number of available GPUs\b|\bworld[_ ]size\b.{0,60}?\b(?:exceeds|is (?:larger|greater|more) than)\b.{0,60}?\b(?:number of |available |visible )(?:GPUs|devices|accelerators)\b).*)",
                 fixhint="the engine was asked for more ranks (tensor/pipeline parallel size, shards) than GPUs it can see: lower it to the GPUs `nvidia-smi -L` lists (and CUDA_VISIBLE_DEVICES leaves), or give the container more GPUs",
             ),
+            # the vendor's GPU tool is not there (no driver installed, or a container started
+            # without the vendor's runtime, which mounts it in): Python's errno 2 naming it, a
+            # container runtime's exec of it, a shell's "command not found"
+            pat(
+                r"(?P<msg>.*?(?:\[Errno 2\] [^'\n]{1,80}: '(?:[^'\n]{0,300}/)?(?P<tool>(?:nvidia|rocm|npu|hl|xpu)-smi)'|\bexec: \x22(?:nvidia|rocm|npu|hl|xpu)-smi\x22: executable file not found\b|\b(?:nvidia|rocm|npu|hl|xpu)-smi: (?:command )?not found\b).*)",
+                fixhint="the GPU vendor's tools are not visible to the service: install the driver on the host, or start the container with the vendor's runtime (`--gpus all` / the NVIDIA container toolkit, the device plugin) so they are mounted in; check `nvidia-smi` there",
+            ),
             # Kubernetes' scheduler found no node with a free accelerator of the kind the pod
             # asks for (the device plugin's extended resources): the pod never starts
             pat(
@@ -388,6 +395,9 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Invalid HABANA_VISIBLE_DEVICES=3. Device IDs should be between 0 and 1.",
             "RuntimeError: synDeviceAcquireByModuleId failed: synStatus=20 [Device already acquired]",
             "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
+            # not from the corpus: a launcher probing the GPUs in a container without the runtime
+            "FileNotFoundError: [Errno 2] No such file or directory: 'nvidia-smi'",
+            "/bin/sh: 1: nvidia-smi: not found",
             # not from the corpus: the scheduler's event for a pod asking for more GPUs than free
             "Warning  FailedScheduling  default-scheduler  0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 999: unknown error",
@@ -588,10 +598,11 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             # the build tool itself missing (flashinfer/torch's JIT running ninja, a triton
-            # build running gcc): Python's FileNotFoundError names the bare program
+            # build running gcc): Python's FileNotFoundError names the program, bare or by
+            # its path (/usr/local/cuda/bin/nvcc: a CUDA toolkit that is not there)
             pat(
                 _EXC
-                + r"(?P<exc>FileNotFoundError): (?P<msg>\[Errno 2\] No such file or directory: '(?P<tool>"
+                + r"(?P<exc>FileNotFoundError): (?P<msg>\[Errno 2\] No such file or directory: '(?:[^'\n]{0,300}/)?(?P<tool>"
                 + _BUILD_TOOLS
                 + r")'.*)",
                 summary="a kernel build at start-up could not run {tool}: it is not installed in the unit's environment or not on its PATH",
@@ -625,6 +636,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "lib": ""},
         enrich=_enrich_jit,
         examples=(
+            # not from the corpus: the CUDA toolkit's compiler named by its path, not there
+            "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",
             example("cuda-graph-capture-failed", error="ninja exited with status 1"),
             "/usr/bin/ld: cannot find -lcudart",
             # not from the corpus: ptxas's own message for a GPU it does not know

@@ -22,6 +22,7 @@ from orchestrator.diagnosis.model import (
 )
 from orchestrator.diagnosis.startup.patterns import (
     _ADDR_IN_USE,
+    _BUILD_TOOLS,
     _LOOPBACK,
 )
 from orchestrator.sglang import code
@@ -60,7 +61,9 @@ RULES: tuple[Rule, ...] = (
             # a launcher's subprocess call of the engine's executable (Python's
             # FileNotFoundError, errno 2 in any language of the OS's text): a path under bin/
             pat(
-                r"(?P<msg>.*?\[Errno 2\] [^'\n]{1,80}: '(?P<path>[^'\n]{0,300}?/s?bin/[^'/\n]{1,80})'.*)",
+                r"(?P<msg>.*?\[Errno 2\] [^'\n]{1,80}: '(?P<path>[^'\n]{0,300}?/s?bin/(?!"
+                + _BUILD_TOOLS
+                + r"'|(?:nvidia|rocm|npu|hl|xpu)-smi')[^'/\n]{1,80})'.*)",
                 summary="the launcher could not run {path}: {msg}",
                 fix="{path} does not exist: install the engine into the environment the launcher uses (the path is its console script) or point the launcher at the right environment",
             ),

@@ -567,7 +567,7 @@ RULES: tuple[Rule, ...] = (
             # (a build tool's name alone is a compiler that is not installed: jit-build-failed)
             pat(
                 _EXC
-                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!"
+                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!(?:[^'\n]{0,300}/)?"
                 + _BUILD_TOOLS
                 + r"')(?P<path>[^']+)')",
             ),
