@@ -378,7 +378,7 @@ RULES: tuple[Rule, ...] = (
             # Ascend's runtime could not count its devices (CANN's aclrtGetDeviceCount failing,
             # "The device is unavailable"): no NPU is usable
             pat(
-                r"(?P<msg>.*?\baclrtGetDeviceCount\b.{0,80}?\berror code is \d+.*)",
+                r"(?P<msg>.*?(?:\baclrtGetDeviceCount|::AclrtGetDeviceCount)\b.{0,80}?\berror code is \d+.*)",
                 fixhint="the Ascend runtime sees no usable NPU: check `npu-smi info`, the driver's mount in the container (/usr/local/Ascend/driver, the /dev/davinci* devices) and ASCEND_RT_VISIBLE_DEVICES",
             ),
         ),
@@ -395,6 +395,8 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Invalid HABANA_VISIBLE_DEVICES=3. Device IDs should be between 0 and 1.",
             "RuntimeError: synDeviceAcquireByModuleId failed: synStatus=20 [Device already acquired]",
             "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
+            # not from the corpus: torch_npu's own wrapper of the device count
+            "RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:217 NPU function error: c10_npu::acl::AclrtGetDeviceCount(&device_count), error code is 100000",
             # not from the corpus: a launcher probing the GPUs in a container without the runtime
             "FileNotFoundError: [Errno 2] No such file or directory: 'nvidia-smi'",
             "/bin/sh: 1: nvidia-smi: not found",
