@@ -545,9 +545,10 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>Incorrect path_or_model_id: '(?P<path>[^']{1,400})'.*)",
             ),
             # another model hub's API answering 404 for the model id (ModelScope's
-            # /api/v1/models/<org>/<name>/revisions: a Hugging Face id it does not mirror)
+            # /api/v1/models/<org>/<name>/revisions: a Hugging Face id it does not mirror;
+            # newer ModelScope words it "404 Not Found: <id> does not exist or is not accessible")
             pat(
-                r"(?P<msg>.*?\b404 Client Error:? Not Found for url: https?://(?:www\.)?(?:modelscope\.(?:cn|ai)|modelers\.cn)/api/v1/models/(?P<path>[\w.-]{1,200}/[\w.-]{1,200}).*)",
+                r"(?P<msg>.*?(?:\b404 Client Error:? Not Found for url: https?://(?:www\.)?(?:modelscope\.(?:cn|ai)|modelers\.cn)/api/v1/models/(?P<path>[\w.-]{1,200}/[\w.-]{1,200})|\b404 Not Found: (?P<model>[\w.-]{1,200}/[\w.-]{1,200}) does not exist or is not accessible\b).*)",
             ),
             # a Hub URL whose model id is the string of an unset value ("None", "null",
             # "undefined"): the model name was never set, whatever the Hub answered (it
@@ -590,6 +591,8 @@ RULES: tuple[Rule, ...] = (
             # llama.cpp's loader on a GGUF path that does not exist
             "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://www.modelscope.cn/api/v1/models/moonshotai/Kimi-K2.6/revisions?EndTime=1735689600",
             "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/None/resolve/main/tokenizer_config.json",
+            # not from the corpus: a newer ModelScope's words for the same 404 (its hub/errors.py)
+            "requests.exceptions.HTTPError: 404 Not Found: Qwen/Qwen3-9B does not exist or is not accessible, Request id: 3f2a for url: https://www.modelscope.cn/api/v1/models/Qwen/Qwen3-9B/revisions",
             "llama_model_load: error loading model: failed to open /models/qwen3-8b-q4_k_m.gguf: No such file or directory",
             # the families' other wordings, from transformers', diffusers' and
             # huggingface_hub's sources (not from the corpus)
