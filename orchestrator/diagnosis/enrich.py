@@ -127,7 +127,16 @@ def _enrich_ext(detail: dict[str, str], text: str) -> None:
     if m is None:
         # the library does not say whose it is (common_ops.abi3.so): the lines around it do
         m = re.search(r"(sgl_kernel|flashinfer|flash_attn|vllm|deep_gemm|xformers)", text)
-    pkg = m[1].replace("_", "-") if m else "the compiled package"
+    if m is not None:
+        pkg = m[1].replace("_", "-")
+    else:
+        # a package the list above does not know, named by the pattern itself (an operator
+        # namespace: fbgemm, a vendor's kernels)
+        pkg = (
+            lib
+            if lib and lib != "the compiled package" and "/" not in lib
+            else "the compiled package"
+        )
     if pkg == "sgl-kernel" or "sgl_kernel" in lib:
         pkg = "sgl-kernel"
     detail["pkg"] = pkg

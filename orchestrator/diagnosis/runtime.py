@@ -101,6 +101,22 @@ def _xid_patterns() -> tuple[Pat, ...]:
                 action=x.action,
             )
         )
+    # The driver's cleanup of a process (Xid 45, an echo) names the Xid that caused it ("45, pid=…,
+    # Ch 00000001 caused by previous Xid 149"): a hardware code there is the cause, even when
+    # its own line is not in the paste
+    for code in xid_codes.codes_of("gpu-xid"):
+        x = xid_codes.XIDS[code]
+        if x.kind != "hardware":
+            continue
+        out.append(
+            pat(
+                rf"NVRM: Xid \(PCI:{_PCI}\): 45,(?P<msg>.*?\bcaused by previous Xid (?P<code>{code})\b.*)",
+                summary=None,
+                xname=x.name,
+                meaning=x.meaning,
+                action=x.action,
+            )
+        )
     # Newer drivers report a GPU that fell off the bus without an Xid token, over three lines
     # ("NVRM: The NVIDIA GPU 0000:b3:00.0" / "... installed in this system has" / this one).
     x79 = xid_codes.XIDS[79]
@@ -166,6 +182,8 @@ def _make() -> tuple[Rule, ...]:
                 "NVRM: Xid (PCI:0000:3b:00): 79, pid=48305, name=sglang::schedul, GPU has fallen off the bus.",
                 "NVRM: Xid (PCI:0000:9b:00): 94, pid=48307, name=sglang::schedul, Contained ECC error.",
                 "NVRM: Xid (PCI:0000:bb:00): 119, pid=48309, name=sglang::schedul, Timeout after 6s of waiting for RPC response from GPU5 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20801702 0x4).",
+                # not from the corpus: the driver's cleanup naming an NVLink error as its cause
+                "NVRM: Xid (PCI:0000:18:00): 45, pid=4242, name=sglang::schedul, Ch 00000008 caused by previous Xid 74",
             ),
         ),
         Rule(
@@ -187,8 +205,20 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     r"CUDA error\b.*?(?P<msg>uncorrectable ECC error encountered)",
                 ),
+                # the same status in any framework's words or by its enum (TensorFlow's
+                # "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered", Paddle's
+                # "Cuda Error: uncorrectable ECC error encountered", ROCm's
+                # hipErrorECCNotCorrectable)
+                pat(
+                    r"(?P<msg>.*?(?:\buncorrectable ECC error encountered\b|\bCUDA_ERROR_ECC_UNCORRECTABLE\b|\bcudaErrorECCUncorrectable\b|\bhipErrorECCNotCorrectable\b).*)",
+                ),
             ),
-            examples=("RuntimeError: CUDA error: uncorrectable ECC error encountered",),
+            examples=(
+                "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+                # not from the corpus: the driver API's enum, and HIP's
+                "jax.errors.JaxRuntimeError: INTERNAL: cuModuleLoadData failed: CUDA_ERROR_ECC_UNCORRECTABLE",
+                "RuntimeError: HIP error: hipErrorECCNotCorrectable",
+            ),
         ),
         Rule(
             id="cuda-illegal-access",

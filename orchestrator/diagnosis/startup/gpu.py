@@ -95,6 +95,21 @@ RULES: tuple[Rule, ...] = (
                 + r"(?P<exc>AttributeError|NameError|RuntimeError): (?P<msg>.*(?:'_OpNamespace' '(?P<pkg>sgl_kernel|sgl-kernel)' object has no attribute|No such operator (?P<lib>sgl_kernel)::|name '\w+' is not defined).*)",
                 context=r"sgl_kernel|flashinfer|/speculative/|eagle",
             ),
+            # torch's operator registry lacks an operator a compiled package should have
+            # registered (any package: fbgemm, torchvision, a vendor's kernels): its library
+            # did not load, or it is another release than its Python side expects
+            pat(
+                r"(?P<msg>.*?(?:'_OpNamespace' '(?P<pkg>\w{2,60})' object has no attribute '(?P<symbol>\w{1,120})'|\bNo such operator (?P<lib>\w{2,60})::\w{1,120}).*)",
+            ),
+            # a package's own check that its compiled extensions were built for another torch /
+            # CUDA / Python (xFormers' "can't load C++/CUDA extensions. xFormers was built for:
+            # PyTorch 2.3.0+cu121 … (you have 2.1.0+cu121)")
+            pat(
+                r"(?P<msg>.*?\b(?P<pkg>[\w-]{2,40}) (?:can't|cannot|could not|failed to) load (?:its |the )?C\+\+/CUDA extensions?\b.*)",
+            ),
+            pat(
+                r"^\s*(?P<msg>PyTorch (?P<built>\d[\w.+-]{0,40}) with CUDA (?:\d{2,6}|None) \(you have (?P<torch_have>\d[\w.+-]{0,40})\).*)",
+            ),
         ),
         defaults={
             "msg": "?",
@@ -113,6 +128,11 @@ RULES: tuple[Rule, ...] = (
             # torch's companions built for another torch or CUDA (not from the corpus)
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
+            # not from the corpus: torchvision's and a vendor's operators not registered, and
+            # xFormers' own check in another release's wording
+            "AttributeError: '_OpNamespace' 'torchvision' object has no attribute 'roi_align'",
+            "RuntimeError: No such operator fbgemm::asynchronous_complete_cumsum",
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.5.1+cu124 with CUDA 1204 (you have 2.6.0+cu126)",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
             # not from the corpus: a library's own check of what it builds on
             "RuntimeError: fused_moe requires triton>=3.2.0, but found 3.1.0",
@@ -133,6 +153,8 @@ RULES: tuple[Rule, ...] = (
                     "InsufficientDriver",
                     "not supported in the installed CUDA driver",
                     "CallRequiresNewerDriver",
+                    "unsupported toolchain",
+                    "UnsupportedPtxVersion",
                 ),
             ),
         ),
@@ -177,6 +199,13 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:API call is not supported in the installed CUDA driver|\bcudaErrorCallRequiresNewerDriver\b|\bCUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER\b).*)",
                 explains=("nccl-error", "gpu-unavailable"),
             ),
+            # CUDA's error 222 (cudaErrorUnsupportedPtxVersion, CUDA_ERROR_UNSUPPORTED_PTX_VERSION):
+            # the PTX in the binary came from a newer CUDA toolkit than the driver can JIT,
+            # so the driver, not the GPU, is too old (llama.cpp/ggml, torch, Triton all say it so)
+            pat(
+                r"(?P<msg>.*?(?:\bthe provided PTX was compiled with an unsupported toolchain|\bcudaErrorUnsupportedPtxVersion\b|\bCUDA_ERROR_UNSUPPORTED_PTX_VERSION\b).*)",
+                fixhint="the binary's PTX was built by a newer CUDA toolkit than this driver supports: update the NVIDIA driver to one that supports that toolkit (`nvidia-smi` shows the driver's CUDA), or use a build for the driver's CUDA",
+            ),
         ),
         preflight_rule=None,
         defaults={"msg": "?", "found": ""},
@@ -188,6 +217,9 @@ RULES: tuple[Rule, ...] = (
             "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
             # not from the corpus: the same status as torch raises it
             "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver",
+            # not from the corpus: CUDA's error 222 as torch and the driver API name it
+            "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+            "triton.runtime.errors: CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
             # not from the corpus: an NGC image's banner for another release
             "ERROR: This container was built for NVIDIA Driver Release 550.54 or later, but version 535.161.08 was detected and compatibility mode is UNAVAILABLE.",
         ),
@@ -304,6 +336,52 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?/dev/(?:kfd|dri/(?:renderD|card)\d+|nvidia(?:\d+|ctl|-uvm))\b.{0,60}?(?:Permission denied|EACCES|Operation not permitted|EPERM).*)",
                 fixhint="the service user may not open the GPU device nodes: add it to the `video` and `render` groups (ROCm: /dev/kfd, /dev/dri/renderD*) or give the container the devices (`--device /dev/kfd --device /dev/dri`, NVIDIA: the container runtime); check `ls -l /dev/kfd /dev/dri /dev/nvidia*`",
             ),
+            # a vendor's visible-devices variable naming a device the process cannot see
+            # (Gaudi's HABANA_VISIBLE_MODULES, Ascend's ASCEND_RT_VISIBLE_DEVICES "input data
+            # rang[0-2)", ROCm's, Intel's): the variable, then what was wrong with it
+            pat(
+                r"(?P<msg>.*?\b(?:[Ii]nvalid |[Bb]ad )?(?P<var>(?:HABANA|ASCEND_RT|ASCEND|CUDA|HIP|ROCR|GPU|NEURON_RT|TPU)_VISIBLE_(?:DEVICES|MODULES|CORES|CHIPS)|ZE_AFFINITY_MASK)\b[=: ]{0,3}[\w,.-]{0,80}[.,]? {0,3}(?:error\b|is invalid|[Ii]nvalid\b|out of range|[Mm]odule IDs? should be\b|[Dd]evice IDs? should be\b|should be between|exceeds?\b|input data rang).*)",
+                fixhint="the visible-devices variable ({var}) names a device this process cannot see: list only the devices the host (or the container) has (`hl-smi`, `npu-smi info`, `nvidia-smi -L`, `rocm-smi`), numbered from 0 inside a container that was given only some of them",
+            ),
+            # a device another process holds (Gaudi's synapse "Device already acquired", an
+            # exclusive-mode accelerator): no device for this process
+            pat(
+                r"(?P<msg>.*?\b(?:[Dd]evice already (?:acquired|in use|opened)|[Dd]evice acquire failed|synDeviceAcquire\w{0,20} failed).*)",
+                fixhint="another process holds the accelerator (a previous server still running, another container given the same device): find it (`hl-smi`, `npu-smi info`, `nvidia-smi`) and stop it, or give this one other devices",
+            ),
+            # more ranks than devices: an engine's own check that the world size fits the
+            # visible GPUs (TGI's "Each process is one gpu", vLLM's placement group)
+            pat(
+                r"(?P<msg>.*?(?:\bEach process is one gpu\b|\bThe number of required GPUs exceeds the total number of available GPUs\b|\bworld[_ ]size\b.{0,60}?\b(?:exceeds|is (?:larger|greater|more) than)\b.{0,60}?\b(?:number of |available |visible )(?:GPUs|devices|accelerators)\b).*)",
+                fixhint="the engine was asked for more ranks (tensor/pipeline parallel size, shards) than GPUs it can see: lower it to the GPUs `nvidia-smi -L` lists (and CUDA_VISIBLE_DEVICES leaves), or give the container more GPUs",
+            ),
+            # the vendor's GPU tool is not there (no driver installed, or a container started
+            # without the vendor's runtime, which mounts it in): Python's errno 2 naming it, a
+            # container runtime's exec of it, a shell's "command not found"
+            pat(
+                r"(?P<msg>.*?(?:\[Errno 2\] [^'\n]{1,80}: '(?:[^'\n]{0,300}/)?(?P<tool>(?:nvidia|rocm|npu|hl|xpu)-smi)'|\bexec: \x22(?:nvidia|rocm|npu|hl|xpu)-smi\x22: executable file not found\b|\b(?:nvidia|rocm|npu|hl|xpu)-smi: (?:command )?not found\b).*)",
+                fixhint="the GPU vendor's tools are not visible to the service: install the driver on the host, or start the container with the vendor's runtime (`--gpus all` / the NVIDIA container toolkit, the device plugin) so they are mounted in; check `nvidia-smi` there",
+            ),
+            # Kubernetes' scheduler found no node with a free accelerator of the kind the pod
+            # asks for (the device plugin's extended resources): the pod never starts
+            pat(
+                r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe))\b.*)",
+                fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
+            # torch's CUDA init failed with a runtime status no narrower pattern names
+            # ("Unexpected error from cudaGetDeviceCount() … Error 500: named symbol not found",
+            # the driver's libcuda and the runtime not fitting): no GPU is usable, whatever
+            # the code; 802/803/804 and the others are named by their own patterns first
+            pat(
+                r"(?P<msg>.*?\bUnexpected error from (?:cuda|hip)GetDeviceCount\(\).*)",
+                role=FALLBACK,
+            ),
+            # Ascend's runtime could not count its devices (CANN's aclrtGetDeviceCount failing,
+            # "The device is unavailable"): no NPU is usable
+            pat(
+                r"(?P<msg>.*?(?:\baclrtGetDeviceCount|::AclrtGetDeviceCount)\b.{0,80}?\berror code is \d+.*)",
+                fixhint="the Ascend runtime sees no usable NPU: check `npu-smi info`, the driver's mount in the container (/usr/local/Ascend/driver, the /dev/davinci* devices) and ASCEND_RT_VISIBLE_DEVICES",
+            ),
         ),
         preflight_rule="gpus-for-tp",
         defaults={
@@ -312,6 +390,20 @@ RULES: tuple[Rule, ...] = (
         },
         examples=(
             "RuntimeError: No CUDA GPUs are available",
+            # not from the corpus: the visible-devices variable of ROCm and Gaudi out of range,
+            # a Gaudi card held by another process, and vLLM's world size over the GPUs
+            "RuntimeError: HIP_VISIBLE_DEVICES=4,5 is invalid: only 2 devices are visible",
+            "RuntimeError: Invalid HABANA_VISIBLE_DEVICES=3. Device IDs should be between 0 and 1.",
+            "RuntimeError: synDeviceAcquireByModuleId failed: synStatus=20 [Device already acquired]",
+            "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
+            # not from the corpus: torch_npu's own wrapper of the device count
+            "RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:217 NPU function error: c10_npu::acl::AclrtGetDeviceCount(&device_count), error code is 100000",
+            # not from the corpus: a launcher probing the GPUs in a container without the runtime
+            "FileNotFoundError: [Errno 2] No such file or directory: 'nvidia-smi'",
+            "/bin/sh: 1: nvidia-smi: not found",
+            # not from the corpus: the scheduler's event for a pod asking for more GPUs than free
+            "Warning  FailedScheduling  default-scheduler  0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 999: unknown error",
             # not from the corpus: CUDA's error 803 by its enum, docker and containerd without
             # the NVIDIA runtime, Ascend's driver library missing in a container
             "RuntimeError: cudaGetDeviceCount failed: cudaErrorSystemDriverMismatch",
@@ -348,7 +440,6 @@ RULES: tuple[Rule, ...] = (
                     "no kernel image",
                     "not compatible with the current PyTorch",
                     "compute capability",
-                    "unsupported toolchain",
                     "GPUs or newer",
                     "GPU architecture is not supported",
                     "invalid device function",
@@ -392,7 +483,7 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
             ),
             pat(
-                r"(?P<msg>.*(?:the provided PTX was compiled with an unsupported toolchain|device kernel image is invalid).*)",
+                r"(?P<msg>.*(?:device kernel image is invalid).*)",
             ),
             # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
             # "invalid device function" (a wheel built without this gfx/sm target)
@@ -517,10 +608,11 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             # the build tool itself missing (flashinfer/torch's JIT running ninja, a triton
-            # build running gcc): Python's FileNotFoundError names the bare program
+            # build running gcc): Python's FileNotFoundError names the program, bare or by
+            # its path (/usr/local/cuda/bin/nvcc: a CUDA toolkit that is not there)
             pat(
                 _EXC
-                + r"(?P<exc>FileNotFoundError): (?P<msg>\[Errno 2\] No such file or directory: '(?P<tool>"
+                + r"(?P<exc>FileNotFoundError): (?P<msg>\[Errno 2\] No such file or directory: '(?:[^'\n]{0,300}/)?(?P<tool>"
                 + _BUILD_TOOLS
                 + r")'.*)",
                 summary="a kernel build at start-up could not run {tool}: it is not installed in the unit's environment or not on its PATH",
@@ -554,6 +646,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "lib": ""},
         enrich=_enrich_jit,
         examples=(
+            # not from the corpus: the CUDA toolkit's compiler named by its path, not there
+            "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'",
             example("cuda-graph-capture-failed", error="ninja exited with status 1"),
             "/usr/bin/ld: cannot find -lcudart",
             # not from the corpus: ptxas's own message for a GPU it does not know
@@ -616,6 +710,20 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>(?:CUDA|HIP|NPU|XPU|MUSA|MLU) out of memory.*|MPS backend out of memory.*|(?:CUDA|HIP)(?: driver)? error: out of memory.*|(?:cuda|hip)Malloc\w{0,12} failed: out of memory.*|(?:CUBLAS|HIPBLAS|ROCBLAS)_STATUS_ALLOC_FAILED.*|NCCL WARN (?:Cuda|HIP|Hip) failure (?:\d+ )?'out of memory'.*|Allocation on device \d* ?would exceed allowed memory.*|(?:cuda|hip)ErrorMemoryAllocation.*|hipErrorOutOfMemory.*|UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.*)",
+                summary="GPU out of memory: {msg}",
+            ),
+            # the other frameworks' device allocators in their own words: TensorRT's builder
+            # and runtime ("Error Code 2: OutOfMemory"), XLA's (JAX: "RESOURCE_EXHAUSTED: Out
+            # of memory while trying to allocate N bytes"), TensorFlow's BFC allocator on a GPU
+            # ("OOM when allocating tensor … on …/device:GPU:0")
+            pat(
+                r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
+                summary="GPU out of memory: {msg}",
+            ),
+            # a runtime status quoted with its runtime in brackets (OpenAI Triton's "Triton
+            # Error [CUDA]: out of memory", on ROCm "[HIP]"), as any wrapper quotes it
+            pat(
+                r"(?P<msg>.*?\[(?:CUDA|HIP|ROCm|cuda|hip)\]:? out of memory.*)",
                 summary="GPU out of memory: {msg}",
             ),
             # a runtime's "out of memory" status in a native engine's own log words: CUDA's
@@ -693,10 +801,27 @@ RULES: tuple[Rule, ...] = (
                 summary="GPUs have unequal free memory: {msg}",
                 fix="another process uses some of the GPUs: stop it (`nvidia-smi`), then start again",
             ),
+            # a native engine's check of a device allocation call whose status the paste cut
+            # off (a terminal or a forum wrapped the line inside the call's arguments): the
+            # allocator's own entry point failing names the cause only weakly, so it counts
+            # only when nothing else is found
+            pat(
+                r"(?P<msg>.*?\b(?:CUDA|HIP|Cuda|Hip)(?: runtime| driver)? error in :{0,2}(?:cuda|hip|cu)(?:Malloc|MemAlloc|MallocAsync|MemCreate|MallocManaged|HostAlloc)\w{0,12}\((?:(?!\): )[^\n]){0,200}$)",
+                role=FALLBACK,
+                summary="a GPU memory allocation failed (the line is cut before its status; out of memory is the usual one): {msg}",
+            ),
         ),
         preflight_rule=None,
         defaults={"gpu": "?", "tried": "?", "free": "?", "total": "?", "msg": "?", "mfs": "?"},
         examples=(
+            # not from the corpus: TensorRT's, XLA's and TensorFlow's allocators
+            "[TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.",
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[32,4096,4096] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+            # not from the corpus: OpenAI Triton's launcher status, and TurboMind's malloc check
+            # cut by a wrap in its arguments
+            "RuntimeError: Triton Error [CUDA]: out of memory",
+            "[TM][ERROR] CUDA runtime error in ::cudaMallocAsync(&ptr, size, stream_",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.75 GiB. GPU 3 has a total capacity of 139.72 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 138.69 GiB memory in use.",
             example("not-enough-memory")
             + sglang.NEWEST.message("not-enough-memory-value").format(mfs="0.6"),

@@ -22,6 +22,7 @@ from orchestrator.diagnosis.model import (
 )
 from orchestrator.diagnosis.startup.patterns import (
     _ADDR_IN_USE,
+    _BUILD_TOOLS,
     _LOOPBACK,
 )
 from orchestrator.sglang import code
@@ -48,9 +49,32 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"Main process exited, code=exited, status=(?P<msg>(?:203/EXEC|200/CHDIR|217/USER|209/STDOUT|226/NAMESPACE))",
             ),
+            # a container runtime's exec of the entrypoint (runc, crun, containerd, docker,
+            # podman, a Kubernetes pod's event): the command is not in the image or its PATH
+            # (not a GPU tool the vendor's container runtime mounts in: no GPU runtime is a
+            # GPU problem, not the entrypoint's)
+            pat(
+                r"(?P<msg>.*?\bexec:? \x22?(?!(?:nvidia|rocm|npu|hl|xpu)-smi\b)(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
+                summary="the container runtime could not run the entrypoint {path}: {msg}",
+                fix="the image has no executable {path} on its PATH: use the image's own entrypoint (or the full path of the command, e.g. `python3 -m <module>`), or install the package that provides it",
+            ),
+            # a launcher's subprocess call of the engine's executable (Python's
+            # FileNotFoundError, errno 2 in any language of the OS's text): a path under bin/
+            pat(
+                r"(?P<msg>.*?\[Errno 2\] [^'\n]{1,80}: '(?P<path>[^'\n]{0,300}?/s?bin/(?!"
+                + _BUILD_TOOLS
+                + r"'|(?:nvidia|rocm|npu|hl|xpu)-smi')[^'/\n]{1,80})'.*)",
+                summary="the launcher could not run {path}: {msg}",
+                fix="{path} does not exist: install the engine into the environment the launcher uses (the path is its console script) or point the launcher at the right environment",
+            ),
         ),
         defaults={"path": "?", "msg": "?"},
         examples=(
+            # not from the corpus: a pod's event for an image without the command, podman's,
+            # and a launcher's subprocess call in a German locale
+            'Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "sglang": executable file not found in $PATH: unknown',
+            'Error: crun: executable file `python3` not found in $PATH: No such file or directory: OCI runtime attempted to invoke a command that was not found\nexec: "python3": executable file not found in $PATH',
+            "FileNotFoundError: [Errno 2] Datei oder Verzeichnis nicht gefunden: '/opt/venv/bin/sglang'",
             "sglang-kimi.service: Failed to locate executable /opt/sglang/bin/python3: No such file or directory",
             "sglang-kimi.service: Failed at step EXEC spawning /opt/sglang/bin/python3: No such file or directory",
         ),
@@ -200,6 +224,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:[Aa]ddress already in use \(os error (?:98|48|10048)\)|\bkind: AddrInUse\b|BindException: Address already in use).*)",
             ),
+            # a server's own words for a bind that failed, naming the port but no errno
+            # (llama.cpp's "couldn't bind HTTP server socket, hostname: …, port: 8080"): a taken
+            # port, unless the line names a privileged port's or a missing address's errno
+            pat(
+                r"\A(?!.*(?:[Pp]ermission denied|EACCES|Errno 13|WinError 10013|assign requested address|EADDRNOTAVAIL|Errno 99))(?P<msg>.*?\b(?:couldn't|could not|can't|cannot|unable to|[Ff]ailed to) bind\b[^\n]{0,80}?\bport[:= ]\s{0,3}(?P<port>\d{2,5})\b.*)",
+                keywords=("bind",),
+            ),
             # a server that scans for a free port and finds none (gradio's launch())
             pat(
                 r"(?P<msg>.*Cannot find empty port in range: (?P<port>\d+)-\d+.*)",
@@ -227,6 +258,9 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: a Rust server's panic, and Java's
             "thread 'main' panicked at src/main.rs:42:10: called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse, message: \"Address already in use\" }",
             "java.net.BindException: Address already in use",
+            # not from the corpus: llama.cpp's server, another of its bind failures
+            "main: couldn't bind HTTP server socket, hostname: 0.0.0.0, port: 8000",
+            "error: failed to bind listening socket on port 11434",
         ),
     ),
     Rule(
@@ -338,9 +372,34 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:Failed to start (?:the )?(?:GCS|gcs_server|[Rr]aylet|plasma store|Ray (?:head|cluster|dashboard))\b|\b(?:GCS|gcs_server|[Rr]aylet) (?:server )?(?:failed to start|exited unexpectedly|has (?:died|exited))|Could not (?:start|connect to) (?:the )?(?:GCS|Ray head|Ray cluster)\b|Timed out (?:while )?waiting for (?:the )?(?:GCS|raylet|file /tmp/ray/\S*)).*)",
             ),
+            # Ray's own native services (gcs_server, raylet) that the host's loader cannot run
+            # (a glibc older than the wheel's, a missing shared library, another CPU
+            # architecture): `ray start`/ray.init then fail with their .err logs
+            pat(
+                r"(?P<msg>.*?/ray/(?:gcs/gcs_server|raylet/raylet)\b[^\n]{0,40}?: (?:[^\n]{0,300}?version `GLIBC[\w.]*' not found|error while loading shared libraries|cannot execute binary file|Exec format error|Illegal instruction).*)",
+                summary="Ray's own services cannot run on this host: {msg}",
+                fix="the Ray wheel's native binaries (gcs_server, raylet) do not run here: install a Ray build for this host's glibc and CPU architecture (`ldd --version`, `uname -m`), or run the engine without Ray",
+            ),
+            # the same, where the reader took the binary's path for the lines' prefix (a
+            # gcs_server.err / raylet.err pasted whole: every line opens with it)
+            pat(
+                r"(?P<msg>.*?(?:version `GLIBC[\w.]*' not found|error while loading shared libraries|cannot execute binary file|Exec format error|Illegal instruction).*)",
+                origin=r"/ray/(?:gcs/gcs_server|raylet/raylet)\b",
+                summary="Ray's own services cannot run on this host: {msg}",
+                fix="the Ray wheel's native binaries (gcs_server, raylet) do not run here: install a Ray build for this host's glibc and CPU architecture (`ldd --version`, `uname -m`), or run the engine without Ray",
+            ),
+            # a node's record missing from the GCS (the head restarted, a stale session, two
+            # clusters on one host): `ray start` / ray.init cannot register the node
+            pat(
+                r"(?P<msg>.*?\bGCS (?:cannot|can't|could not|failed to) find (?:the )?node\b.*)",
+            ),
         ),
         defaults={"msg": "?"},
         examples=(
+            # not from the corpus: Ray's raylet binary that the host's loader cannot run
+            "/opt/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet: error while loading shared libraries: libstdc++.so.6: cannot open shared object file: No such file or directory",
+            # not from the corpus: a worker node whose node record the head's GCS lacks
+            "RuntimeError: b'GCS cannot find the node with node ID 5c3fcbef4daf379d364d'",
             "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",
             # not from the corpus: `ray start --head` whose raylet died at once
             "RuntimeError: Failed to start the raylet. Last 20 lines of error files: see /tmp/ray/session_latest/logs/raylet.err",
@@ -395,6 +454,21 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*The actor is dead because its worker process has died.*)",
                 role=HINT,
                 summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            # Ray's report of a worker that died without an error of its own (a SIGKILL; Ray
+            # lists the OOM killer first among the causes)
+            pat(
+                r"(?P<msg>.*?\bA worker died or was killed while executing a task\b.*)",
+                role=HINT,
+                summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            # a container's exit status 137 (128 + SIGKILL) as Kubernetes, docker, compose and
+            # the serving frameworks' status report it: its cgroup's OOM killer, unless said
+            # otherwise
+            pat(
+                r"(?P<msg>.*?(?:\bexit ?[Cc]ode|\bexitCode|\bExit Code|\bexited with (?:code|status))[\"']?[:=]?\s{0,20}\(?137\b.*)",
+                role=HINT,
+                summary="a container of the server was killed with SIGKILL (exit code 137) and no error was logged before it: the usual sender is the OOM killer of its memory limit (inferred, confirm with `kubectl describe pod` / `docker inspect` for OOMKilled)",
             ),
             # the shell's report of a SIGKILLed foreground command: bash's "Killed" on its own
             # line or after a progress bar's \r (no newline: "Loading checkpoint shards:  38%|…|
@@ -528,12 +602,23 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
             ),
             pat(r"NCCL error: (?P<msg>.*)"),
+            # Intel's oneCCL (XPU's collective library, NCCL's role there) at its error level
+            pat(
+                r"(?P<msg>.*?\|CCL_ERROR\|.*)",
+                summary="oneCCL communication between the accelerators failed: {msg}",
+            ),
             # an engine's or a test's own NCCL check, which prints the call site and NCCL's
             # result string (ncclGetErrorString) in quotes: TensorRT-LLM's plugins and
             # TurboMind ("Failed, NCCL error …/allreducePlugin.cpp:183 'unknown result code'"),
             # nccl-tests ("NCCL failure all_reduce.cu:95 'unhandled cuda error'")
             pat(
-                r"(?P<msg>.*?\bNCCL (?:[Ee]rror|[Ff]ailure)\b[^'\n]{0,300}?'(?:unhandled (?:cuda|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress)[^'\n]{0,200}'.*)",
+                r"(?P<msg>.*?\bNCCL (?:[Ee]rror|[Ff]ailure)\b[^'\n]{0,300}?'(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress)[^'\n]{0,200}'.*)",
+            ),
+            # an NCCL call that failed, with NCCL's result string, as a framework's op wraps it
+            # (TensorFlow/Horovod's "ncclCommInitRank failed: unhandled system error", JAX/XLA,
+            # MXNet): the call's name is NCCL's own (ncclCommInitRank, ncclAllReduce, ...)
+            pat(
+                r"(?P<msg>.*?\b(?P<fn>nccl[A-Z]\w{2,40})(?:\(\))? failed:? ?(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress).*)",
             ),
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
@@ -570,6 +655,11 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5 ncclUnhandledCudaError: Call to CUDA function failed.",
             # not from the corpus: a native engine's NCCL check with NCCL's result string
             "[TensorRT-LLM][ERROR] Failed, NCCL error /app/cpp/tensorrt_llm/runtime/ncclCommunicator.cpp:61 'remote process exited or there was a network error'",
+            # not from the corpus: oneCCL's error line on Intel XPUs
+            "2024:10:01-10:00:00:(12345) |CCL_ERROR| atl_ofi.cpp:1234 open_providers: fi_getinfo error: ret -61, providers 0",
+            # not from the corpus: JAX/XLA's wrapper of an NCCL call, and nccl-tests' words
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ncclAllReduce failed: internal error - please report this issue to the NCCL developers",
+            "gpu-3: Test NCCL failure all_gather.cu:51 'unhandled CUDA error'",
             # not from the corpus: glibc's backtrace of a segfault in NCCL's init
             "/usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclCommInitRankConfig+0x2f4)[0x7f3a9c1e2f44]",
         ),

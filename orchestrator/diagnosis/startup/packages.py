@@ -118,6 +118,51 @@ RULES: tuple[Rule, ...] = (
                 + _CUDA_RUNTIME_LIB
                 + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*.*)",
             ),
+            # the same library named first, then the loader's failure in a native library's
+            # own words (CTranslate2's "Library libcublas.so.11 is not found or cannot be
+            # loaded", "libcudnn.so.9 could not be loaded", "… was not found")
+            pat(
+                r"(?P<msg>.*?(?<![\w.-])(?P<lib>"
+                + _CUDA_RUNTIME_LIB
+                + r"[\w-]*\.so\.(?P<cuda_major>\d+))[\w.]*'? (?:is not found|was not found|not found|is not found or cannot be loaded|cannot be loaded|could not be loaded|failed to load)\b.*)",
+            ),
+            # any other shared library the loader cannot open, in a wrapper's words rather than
+            # an exception line ("Could not load bitsandbytes native library: …/libbitsandbytes_
+            # cpu.so: cannot open shared object file"): a package's own native part missing
+            # (not built, another platform's wheel); a fallback, the driver's libraries excluded
+            pat(
+                _NOT_BENIGN
+                + r"(?P<msg>.*?(?<![\w.-])(?P<lib>(?:[\w.+-]{0,300}/)?"
+                + _NOT_DRIVER_LIB
+                + r"lib[\w+-]{1,120}\.so[\w.]{0,20}): cannot open shared object file.*)",
+                role=FALLBACK,
+                summary="a package's native library cannot be loaded ({lib}): {msg}",
+                fix="{lib} is not there (or cannot be loaded): install the wheel of the package that ships it built for this platform and CUDA (a source checkout must be built first: its build step makes the library), and check `ldd {lib}` for what it needs",
+            ),
+            # a package's own check that another is installed, told in its words with the
+            # install command (LangChain's "Could not import transformers python package …
+            # Please install it with `pip install transformers`", transformers' requires_backends
+            # "… requires the protobuf library but it was not found in your environment")
+            pat(
+                r"(?P<msg>.*?\b(?:Could not|Unable to|Cannot|Can't|Failed to) import (?P<module>[\w.-]{2,80})(?: python)? (?:package|library|module)\b.{0,300}?\b(?:pip install|install it|conda install)\b.*)",
+            ),
+            pat(
+                r"(?P<msg>.*?\brequires the (?P<module>[\w.-]{2,80}) library but it was not found in your environment\b.*)",
+            ),
+            # a name that the installed release spells in another case (transformers 5's
+            # PreTrainedConfig for 4.x's PretrainedConfig): Python suggests the same name in
+            # other capitals, so code written for one release runs against another
+            pat(
+                r"(?P<msg>(?:NameError: name|AttributeError: module '(?P<module>[\w.]{1,200})' has no attribute) '(?P<name>\w{1,200})'(?: is not defined)?\. Did you mean: '(?i:(?P=name))'\?.*)",
+                role=FALLBACK,
+                summary="{name} is spelled otherwise in the installed release (Python suggests the same name in other capitals): the code and the package it uses are of releases that do not fit: {msg}",
+            ),
+            # a platform plugin's import of its device package failing, said on a line of its
+            # own ("Failed to import torch_npu."): the reason follows or was not logged
+            pat(
+                r"^\s*(?P<msg>(?:Failed|Unable) to import (?P<module>\w{2,80}(?:\.\w{1,80}){0,8})\.?)\s*$",
+                role=FALLBACK,
+            ),
             pat(
                 r"Error while finding module specification for '(?P<spec>[^']+)' \((?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<module>[^']+)')\)",
             ),
@@ -180,6 +225,15 @@ RULES: tuple[Rule, ...] = (
                 "AttributeError: module 'torch.library' has no attribute 'register_fake'",
             ),
             "ValueError: 'deepseek_v4' is already used by a Transformers config, pick another name.",
+            # not from the corpus: another LangChain integration's check, transformers' backend
+            # check, a CUDA library in CTranslate2's words, a package's own native library
+            "ImportError: Could not import sentence_transformers python package. Please install it with `pip install sentence-transformers`.",
+            "ImportError: LlamaTokenizer requires the protobuf library but it was not found in your environment. Checkout the instructions on the installation page of its repo.",
+            "RuntimeError: Library libcudnn_ops.so.9 is not found or cannot be loaded",
+            "Could not load the native library: /opt/venv/lib/python3.12/site-packages/some_kernels/libsome_kernels_cuda126.so: cannot open shared object file: No such file or directory",
+            "Failed to import intel_extension_for_pytorch.",
+            # not from the corpus: a name renamed between releases, looked up on the module
+            "AttributeError: module 'transformers' has no attribute 'PreTrainedConfig'. Did you mean: 'PretrainedConfig'?",
             # the loader's words with no exception around them (not from the corpus: cuDNN's)
             "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
         ),
@@ -363,11 +417,22 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"\A(?P<msg>(?>.*?(?:huggingface\.co|\.hf\.co\b|hf-mirror\.com)).*(?:Max retries exceeded|NameResolutionError|Failed to resolve|Temporary failure in name resolution|timed out|Connection refused|Network is unreachable|ConnectTimeout|ProxyError).*)",
             ),
+            # the configured HTTP(S) proxy cannot be reached (urllib3's proxy tunnel failed:
+            # its frame, or its own words): every download, the Hub's first, fails; a
+            # fallback, since the target is often cut from the paste
+            pat(
+                r"(?P<msg>.*?(?:\bFile \"[^\"\n]{0,300}urllib3[/\\]connectionpool\.py\", line \d+, in _prepare_proxy\b|\bUnable to connect to proxy\b|\bCannot connect to proxy\b|\bTunnel connection failed\b).*)",
+                role=FALLBACK,
+                summary="the HTTP(S) proxy the environment names cannot be reached, so the model's download fails: {msg}",
+                fix="check HTTPS_PROXY/HTTP_PROXY/ALL_PROXY in the unit's environment (a local proxy that is not running refuses the connection; a proxy host that does not resolve fails in getaddrinfo), or unset them and download the model ahead to a local directory for --model-path",
+            ),
         ),
         preflight_rule="model-path-hub",
         defaults={"msg": "?"},
         examples=(
             "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the cached files.",
+            # not from the corpus: urllib3 refused by a proxy that is not running
+            "urllib3.exceptions.ProxyError: ('Unable to connect to proxy', NewConnectionError('<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno 111] Connection refused'))",
             # not from the corpus: the Hub's front answering 503
             "requests.exceptions.HTTPError: 503 Server Error: Service Unavailable for url: https://huggingface.co/api/models/moonshotai/Kimi-K2.6/revision/main",
             "huggingface_hub.errors.LocalEntryNotFoundError: Cannot find the requested files in the disk cache and outgoing traffic has been disabled. To enable hf.co look-ups and downloads online, set 'local_files_only' to False.",
@@ -389,7 +454,14 @@ RULES: tuple[Rule, ...] = (
             Family(
                 ("HTTPError", "HfHubHTTPError"),
                 words=("404 Client Error", "404 Not Found"),
-                frames=("huggingface_hub/", "transformers/utils/hub"),
+                # the Hub's clients: huggingface_hub, transformers' hub code, ModelScope's and
+                # openMind's hubs (the same 404 for a model id their hub lacks)
+                frames=(
+                    "huggingface_hub/",
+                    "transformers/utils/hub",
+                    "modelscope/hub/",
+                    "openmind_hub/",
+                ),
                 both=True,
             ),
             Family(
@@ -472,10 +544,31 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>Incorrect path_or_model_id: '(?P<path>[^']{1,400})'.*)",
             ),
+            # another model hub's API answering 404 for the model id (ModelScope's
+            # /api/v1/models/<org>/<name>/revisions: a Hugging Face id it does not mirror;
+            # newer ModelScope words it "404 Not Found: <id> does not exist or is not accessible")
+            pat(
+                r"(?P<msg>.*?(?:\b404 Client Error:? Not Found for url: https?://(?:www\.)?(?:modelscope\.(?:cn|ai)|modelers\.cn)/api/v1/models/(?P<path>[\w.-]{1,200}/[\w.-]{1,200})|\b404 Not Found: (?P<model>[\w.-]{1,200}/[\w.-]{1,200}) does not exist or is not accessible\b).*)",
+            ),
+            # a Hub URL whose model id is the string of an unset value ("None", "null",
+            # "undefined"): the model name was never set, whatever the Hub answered (it
+            # answers 401 for a repo that does not exist)
+            pat(
+                r"(?P<msg>.*?\bhttps?://(?:[\w-]+\.)?(?:huggingface\.co|hf\.co|hf-mirror\.com|modelscope\.cn)/(?:api/)?(?:models/)?(?P<path>None|null|undefined)/(?:resolve|revision|tree|raw)/.*)",
+                explains=("hf-auth",),
+                summary="the model id is unset (the Hub was asked for a repo named {path}): {msg}",
+                fix="the model name reached the loader as {path}: set the model (--model-path, the UI's model choice, the MODEL variable) to a local directory or a Hub id",
+            ),
+            # a model file path the loader cannot open because it does not exist (llama.cpp's
+            # "gguf_init_from_file: failed to open GGUF file '…' (errno No such file or
+            # directory)", any engine's "failed to load model file …: ENOENT")
+            pat(
+                r"(?P<msg>.*?\b(?:[Ff]ailed to|[Uu]nable to|[Cc]annot|[Cc]ould not) (?:open|load|read|find)\b[^\n]{0,60}?'?(?P<path>[^'\s:()]{1,400}\.(?:gguf|ggml|safetensors|bin|pt|pth|onnx|engine|plan))'?[^\n]{0,60}?(?:No such file or directory|\bENOENT\b|\berrno:? ?2\b).*)",
+            ),
             # (a build tool's name alone is a compiler that is not installed: jit-build-failed)
             pat(
                 _EXC
-                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!"
+                + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!(?:[^'\n]{0,300}/)?"
                 + _BUILD_TOOLS
                 + r"')(?P<path>[^']+)')",
             ),
@@ -494,6 +587,13 @@ RULES: tuple[Rule, ...] = (
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
             "deploy-check: drafter directory /models/Kimi-K2.6-EAGLE3 does not exist",
+            # not from the corpus: ModelScope's hub for an id it lacks, an unset model id, and
+            # llama.cpp's loader on a GGUF path that does not exist
+            "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://www.modelscope.cn/api/v1/models/moonshotai/Kimi-K2.6/revisions?EndTime=1735689600",
+            "requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/None/resolve/main/tokenizer_config.json",
+            # not from the corpus: a newer ModelScope's words for the same 404 (its hub/errors.py)
+            "requests.exceptions.HTTPError: 404 Not Found: Qwen/Qwen3-9B does not exist or is not accessible, Request id: 3f2a for url: https://www.modelscope.cn/api/v1/models/Qwen/Qwen3-9B/revisions",
+            "llama_model_load: error loading model: failed to open /models/qwen3-8b-q4_k_m.gguf: No such file or directory",
             # the families' other wordings, from transformers', diffusers' and
             # huggingface_hub's sources (not from the corpus)
             "OSError: /models/Kimi-K2.6 does not appear to have files named ('model-00001-of-00064.safetensors', 'model-00002-of-00064.safetensors'). Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/main' for available files.",

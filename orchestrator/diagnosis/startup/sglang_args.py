@@ -139,6 +139,36 @@ RULES: tuple[Rule, ...] = (
                 ),
                 unless=("LoRA", "lora", "hidden", "vocab", "shape", "size mismatch"),
             ),
+            # a speculative setting that does not fit another setting, in an engine's words
+            # that ask to change one of them (vLLM's "Can't determine cudagraph shapes that are
+            # both a multiple of 3 (num_speculative_tokens + 1) … please adjust
+            # num_speculative_tokens or disable sequence parallelism"), any wrapper type
+            Family(
+                (
+                    "RuntimeError",
+                    "AssertionError",
+                    "ValueError",
+                    "TypeError",
+                    "NotImplementedError",
+                ),
+                words=(
+                    "num_speculative_tokens",
+                    "speculative_config",
+                    "--speculative-",
+                    "spec-decode",
+                    "spec_decode",
+                ),
+                and_words=(
+                    "adjust",
+                    "disable",
+                    "multiple of",
+                    "incompatible",
+                    "not compatible",
+                    "Can't",
+                    "can't",
+                ),
+                unless=("LoRA", "lora", "vocab", "size mismatch", "hidden_size"),
+            ),
         ),
         title="SGLang rejected the speculative-decoding settings",
         summary="SGLang rejected the speculative-decoding settings: {msg}",
@@ -213,6 +243,9 @@ RULES: tuple[Rule, ...] = (
             "backends": "flashinfer, fa3, triton",
         },
         examples=(
+            # not from the corpus: another engine's check that a speculative setting and a
+            # parallel setting do not fit (a plausible wording of the same family)
+            "ValueError: num_speculative_tokens=4 is not compatible with pipeline parallelism; disable speculative decoding or set pipeline_parallel_size=1",
             under(
                 f".../sglang/{_STEPS_NEED_TOPK.file}",
                 _STEPS_NEED_TOPK.function,
