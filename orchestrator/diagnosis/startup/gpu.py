@@ -350,9 +350,11 @@ RULES: tuple[Rule, ...] = (
                 fixhint="another process holds the accelerator (a previous server still running, another container given the same device): find it (`hl-smi`, `npu-smi info`, `nvidia-smi`) and stop it, or give this one other devices",
             ),
             # more ranks than devices: an engine's own check that the world size fits the
-            # visible GPUs (TGI's "Each process is one gpu", vLLM's placement group)
+            # visible GPUs (TGI's "Each process is one gpu"). Not vLLM's "required GPUs exceeds
+            # ... available GPUs in the placement group": that counts a Ray placement group's
+            # GPUs, which may be one the user made too small, not the GPUs the box shows
             pat(
-                r"(?P<msg>.*?(?:\bEach process is one gpu\b|\bThe number of required GPUs exceeds the total number of available GPUs\b|\bworld[_ ]size\b.{0,60}?\b(?:exceeds|is (?:larger|greater|more) than)\b.{0,60}?\b(?:number of |available |visible )(?:GPUs|devices|accelerators)\b).*)",
+                r"(?P<msg>.*?(?:\bEach process is one gpu\b|\bworld[_ ]size\b.{0,60}?\b(?:exceeds|is (?:larger|greater|more) than)\b.{0,60}?\b(?:number of |available |visible )(?:GPUs|devices|accelerators)\b).*)",
                 fixhint="the engine was asked for more ranks (tensor/pipeline parallel size, shards) than GPUs it can see: lower it to the GPUs `nvidia-smi -L` lists (and CUDA_VISIBLE_DEVICES leaves), or give the container more GPUs",
             ),
             # the vendor's GPU tool is not there (no driver installed, or a container started
@@ -391,11 +393,10 @@ RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: No CUDA GPUs are available",
             # not from the corpus: the visible-devices variable of ROCm and Gaudi out of range,
-            # a Gaudi card held by another process, and vLLM's world size over the GPUs
+            # a Gaudi card held by another process
             "RuntimeError: HIP_VISIBLE_DEVICES=4,5 is invalid: only 2 devices are visible",
             "RuntimeError: Invalid HABANA_VISIBLE_DEVICES=3. Device IDs should be between 0 and 1.",
             "RuntimeError: synDeviceAcquireByModuleId failed: synStatus=20 [Device already acquired]",
-            "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.",
             # not from the corpus: torch_npu's own wrapper of the device count
             "RuntimeError: Initialize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:217 NPU function error: c10_npu::acl::AclrtGetDeviceCount(&device_count), error code is 100000",
             # not from the corpus: a launcher probing the GPUs in a container without the runtime
