@@ -29,6 +29,8 @@ from orchestrator.diagnosis.startup.patterns import (
     _CAPTURE_REFUSED,
     _DEVICE_OOM_CODES,
     _DRIVER_LIB,
+    _KERNEL_PACKAGE_EXAMPLES,
+    _KERNEL_PACKAGE_FAMILIES,
     _NOT_BENIGN,
 )
 from orchestrator.sglang import code
@@ -38,7 +40,7 @@ __all__ = ["RULES"]
 RULES: tuple[Rule, ...] = (
     Rule(
         id="kernel-package-mismatch",
-        families=(Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),),
+        families=_KERNEL_PACKAGE_FAMILIES,
         title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
         summary="{pkg} cannot be used as installed: {msg}",
         fix="{fixhint}",
@@ -128,16 +130,15 @@ RULES: tuple[Rule, ...] = (
             # torch's companions built for another torch or CUDA (not from the corpus)
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
-            # not from the corpus: torchvision's and a vendor's operators not registered, and
-            # xFormers' own check in another release's wording
+            # not from the corpus: operators not registered, xFormers' check in other words
             "AttributeError: '_OpNamespace' 'torchvision' object has no attribute 'roi_align'",
             "RuntimeError: No such operator fbgemm::asynchronous_complete_cumsum",
             "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.5.1+cu124 with CUDA 1204 (you have 2.6.0+cu126)",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
-            # not from the corpus: a library's own check of what it builds on
+            # not from the corpus: libraries' own checks of what they build on (flashinfer's JIT cache)
             "RuntimeError: fused_moe requires triton>=3.2.0, but found 3.1.0",
-            # not from the corpus: flashinfer's check of its prebuilt JIT cache
             "RuntimeError: flashinfer-jit-cache version (0.6.1) does not match flashinfer version (0.6.2). Please install the same version of both packages.",
+            *_KERNEL_PACKAGE_EXAMPLES,
         ),
     ),
     Rule(

@@ -388,6 +388,14 @@ RULES: tuple[Rule, ...] = (
                 summary="Ray's own services cannot run on this host: {msg}",
                 fix="the Ray wheel's native binaries (gcs_server, raylet) do not run here: install a Ray build for this host's glibc and CPU architecture (`ldd --version`, `uname -m`), or run the engine without Ray",
             ),
+            # Ray's temp dir (/tmp/ray by default: its sessions, sockets and logs) that this
+            # user may not write (made by another user, a read-only /tmp): errno 1, 13 or 30 in
+            # any language of the OS text, or the English words without the errno
+            pat(
+                r"(?P<msg>.*?(?:\[Errno (?:1|13|30)\]|Permission denied|Operation not permitted|Read-only file system)\b.{0,120}?['\"]?(?P<path>/tmp/ray(?:/\S*)?).*)",
+                summary="Ray cannot write its temp dir {path}: {msg}",
+                fix="Ray's temp dir belongs to another user or is read-only: remove the stale /tmp/ray (or chown it to this user), or give Ray its own (`ray start --temp-dir`, `ray.init(_temp_dir=...)`, RAY_TMPDIR)",
+            ),
             # a node's record missing from the GCS (the head restarted, a stale session, two
             # clusters on one host): `ray start` / ray.init cannot register the node
             pat(
@@ -398,6 +406,8 @@ RULES: tuple[Rule, ...] = (
         examples=(
             # not from the corpus: Ray's raylet binary that the host's loader cannot run
             "/opt/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet: error while loading shared libraries: libstdc++.so.6: cannot open shared object file: No such file or directory",
+            # not from the corpus: Ray's session dir left by another user (os.makedirs' words)
+            "PermissionError: [Errno 13] Permission denied: '/tmp/ray/session_2024-05-01_10-00-00_123456_789'",
             # not from the corpus: a worker node whose node record the head's GCS lacks
             "RuntimeError: b'GCS cannot find the node with node ID 5c3fcbef4daf379d364d'",
             "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",

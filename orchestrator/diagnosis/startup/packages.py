@@ -539,6 +539,12 @@ RULES: tuple[Rule, ...] = (
                 summary="no weight files found for {path}: {msg}",
                 fix="point --model-path (and --speculative-draft-model-path) at the checkpoint directory itself, holding its *.safetensors (or *.bin) files, not a parent or a config-only copy; check the download finished and that --load-format fits the files",
             ),
+            # a loader that looked for a named file at the path it was given and found none
+            # (PEFT's "Can't find 'adapter_config.json' at '<path>'", older releases without the
+            # quotes; the same for a model's or a tokenizer's file in another library's words)
+            pat(
+                r"(?P<msg>(?:Can't|Cannot|Could not|Unable to) find (?:file )?'?(?P<file>[\w.-]{1,100}\.(?:json|safetensors|bin|model|gguf|pt|pth))'? (?:at|in) '(?P<path>[^']{1,400})'.*)",
+            ),
             # transformers' hub code (utils/hub.py) refusing a path that is neither a local
             # folder nor a Hub id
             pat(
@@ -585,6 +591,9 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "path": "the path is in the message above"},
         examples=(
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
+            # not from the corpus: PEFT's config loader (peft/config.py) for an adapter path
+            # that holds no adapter_config.json
+            "ValueError: Can't find 'adapter_config.json' at '/models/llama-3-8b-lora-sql'",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
             "deploy-check: drafter directory /models/Kimi-K2.6-EAGLE3 does not exist",
             # not from the corpus: ModelScope's hub for an id it lacks, an unset model id, and
