@@ -337,6 +337,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\[c10d\] (?:waitForInput|recvBytes|sendBytes|recvValue|sendValue|pollFd|read|write)\w{0,12}: socket [^\n]{0,400}? timed out after \d+ ?m?s.*)",
             ),
+            # Gloo's TCP transport (gloo/transport/tcp/pair.cc) failing to connect to a peer,
+            # whatever the OS's words after the address (refused, timed out, no route, in any
+            # language): a loopback address there is a hostname that resolves to 127.0.1.1
+            pat(
+                r"(?P<msg>.*?gloo/transport/\w+/\w+\.cc:\d+\] connect \[?(?P<host>[\w.:-]{1,200}?)\]?:(?P<port>\d+): .*)",
+            ),
+            # NCCL's bootstrap through the c10d store (torch's ProcessGroupNCCL): the store's get
+            # of rank 0's ncclUniqueId failed, so the ranks never met (the error after "got
+            # error:" is the store's: a timeout, a refused or malformed address)
+            pat(
+                r"(?P<msg>.*?retrieving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']{0,100}', but store->get\('[^']{0,100}'\) got error: .*)",
+            ),
             pat(
                 _EXC
                 + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
@@ -349,6 +361,10 @@ RULES: tuple[Rule, ...] = (
             "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
             # not from the corpus: torch >= 2.2's client timeout
             "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
+            # not from the corpus: Gloo's connect to a peer (gloo/transport/tcp/pair.cc), another errno
+            "terminate called after throwing an instance of 'gloo::IoException'\n  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] connect [10.0.0.2]:41234: No route to host",
+            # not from the corpus: ProcessGroupNCCL's bootstrap over the store, timed out
+            "torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms, keys: /default_pg/0//cuda//0",
             # not from the corpus: the store client's read, at error level
             "[rank1]:[E1203 10:02:11.000000 7 socket.cpp:492] [c10d] recvBytes: socket SocketImpl(fd=12, addr=[node-1]:40112, remote=[node-0]:29500) timed out after 600000ms",
         ),

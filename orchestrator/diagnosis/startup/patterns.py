@@ -106,6 +106,17 @@ _KERNEL_PACKAGE_EXAMPLES = (
     'Traceback (most recent call last):\n  File ".../vllm/model_executor/layers/fused_moe/fused_moe.py", line 1, in <module>\n'
     "    ...\nAttributeError: module 'triton.language' has no attribute 'constexpr_function'",
 )
+# the driver's own library (libcuda, NVML) without an entry point of the driver API that the
+# caller was built for ("libcuda.so.418.74: undefined symbol: cuCtxCreate_v3"): the driver is
+# older than the CUDA the caller needs (driver-too-old's, not a package's build)
+_DRIVER_LACKS_SYMBOL = (
+    r"(?P<msg>.*?\b(?P<lib>lib(?:cuda|nvidia-ml)\.so[\d.]{0,20})['\"]?: undefined symbol:? "
+    r"(?P<symbol>(?:cu|nvml)[A-Z]\w{0,100}).*)"
+)
+# its example, not from the corpus: ctypes loading a driver that lacks CUDA 12's entry point
+_DRIVER_LACKS_SYMBOL_EXAMPLE = (
+    "OSError: /usr/lib/x86_64-linux-gnu/libcuda.so.1: undefined symbol: cuGetProcAddress_v2"
+)
 # the accelerator driver's own user-space libraries (NVIDIA's libcuda / NVML / PTX JIT,
 # Ascend's driver HAL and DSMI/DCMI): their absence is gpu-unavailable (no driver, or a
 # container without the vendor's runtime), not a missing Python package
