@@ -313,8 +313,11 @@ RULES: tuple[Rule, ...] = (
                 + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
                 ("huggingface.co", "hf.co", "hf-mirror.com"),
             ),
+            # the Hub refusing the token itself: it then answers "Repository Not Found" for any
+            # repo (public ones too), so that line is this one's consequence
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
+                explains=("model-not-found",),
             ),
         ),
         preflight_rule="model-path-hub",
@@ -326,6 +329,10 @@ RULES: tuple[Rule, ...] = (
             # other HTTP clients' words for the Hub's 401/403 (not from the corpus)
             "huggingface_hub.errors.HfHubHTTPError: Client error '401 Unauthorized' for url 'https://huggingface.co/api/models/meta-llama/Llama-3.1-8B/revision/main'",
             "Error: request error: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json: status code 403",
+            # not from the corpus: a bad HF_TOKEN, which the Hub answers with "not found"
+            "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-0)\n\n"
+            "Repository Not Found for url: https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json.\n"
+            "Invalid user token.",
         ),
     ),
     Rule(
