@@ -72,6 +72,15 @@ RULES: tuple[Rule, ...] = (
                     "is already used by a Transformers config",
                 ),
             ),
+            # a feature's own check that an optional package is there, in its words: what needs
+            # it and the pip command ("awq quantization requires some operators from vllm.
+            # Please install vllm by `pip install vllm`"); a version floor is another cause
+            Family(
+                ("ValueError", "RuntimeError", "ImportError", "AssertionError"),
+                words=("pip install",),
+                and_words=("requires", "is required", "not installed", " needs ", " need "),
+                unless=(">=", "upgrade", " -U ", "version", "newer", "older"),
+            ),
         ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
@@ -228,6 +237,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: another LangChain integration's check, transformers' backend
             # check, a CUDA library in CTranslate2's words, a package's own native library
             "ImportError: Could not import sentence_transformers python package. Please install it with `pip install sentence-transformers`.",
+            # not from the corpus: a feature's own check for its optional package (the family)
+            "ValueError: fp8 block quantization requires the deep_gemm kernels. Please install them with `pip install deep-gemm`.",
             "ImportError: LlamaTokenizer requires the protobuf library but it was not found in your environment. Checkout the instructions on the installation page of its repo.",
             "RuntimeError: Library libcudnn_ops.so.9 is not found or cannot be loaded",
             "Could not load the native library: /opt/venv/lib/python3.12/site-packages/some_kernels/libsome_kernels_cuda126.so: cannot open shared object file: No such file or directory",
@@ -546,6 +557,14 @@ RULES: tuple[Rule, ...] = (
                 summary="no weight files found for {path}: {msg}",
                 fix="point --model-path (and --speculative-draft-model-path) at the checkpoint directory itself, holding its *.safetensors (or *.bin) files, not a parent or a config-only copy; check the download finished and that --load-format fits the files",
             ),
+            # ollama's registry without the model name asked for ("pull model manifest: file
+            # does not exist", a 404), and its server without a local copy of it
+            pat(
+                r"(?P<msg>.*?\bpull model manifest: (?:file does not exist|[^\n]{0,200}?\b(?:not found|404)\b).*)",
+            ),
+            pat(
+                r"(?P<msg>.*?\bmodel ['\"](?P<path>[^'\"]{1,200})['\"] not found, try pulling it first.*)"
+            ),
             # a loader that looked for a named file at the path it was given and found none
             # (PEFT's "Can't find 'adapter_config.json' at '<path>'", older releases without the
             # quotes; the same for a model's or a tokenizer's file in another library's words)
@@ -598,6 +617,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "path": "the path is in the message above"},
         examples=(
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
+            # not from the corpus: ollama's server for a model it holds no copy of
+            'Error: model "llama3.3:70b" not found, try pulling it first',
             # not from the corpus: PEFT's config loader (peft/config.py) for an adapter path
             # that holds no adapter_config.json
             "ValueError: Can't find 'adapter_config.json' at '/models/llama-3-8b-lora-sql'",
