@@ -408,8 +408,8 @@ RULES: tuple[Rule, ...] = (
             # user may not write (made by another user, a read-only /tmp): errno 1, 13 or 30 in
             # any language of the OS text, or the English words without the errno
             pat(
-                r"(?P<msg>.*?(?:\[Errno (?:1|13|30)\]|Permission denied|Operation not permitted|Read-only file system)\b.{0,120}?['\"]?(?P<path>/tmp/ray(?:/\S*)?).*)",
-                summary="Ray cannot write its temp dir {path}: {msg}",
+                r"(?P<msg>.*?(?:(?:\[Errno (?:1|13|30)\]|\b(?:Permission denied|Operation not permitted|Read-only file system)\b).{0,120}?['\"]?/tmp/ray(?![\w.-])|/tmp/ray(?![\w.-])\S{0,300}?:? (?:Permission denied|Operation not permitted|Read-only file system)\b).*)",
+                summary="Ray cannot write its temp dir: {msg}",
                 fix="Ray's temp dir belongs to another user or is read-only: remove the stale /tmp/ray (or chown it to this user), or give Ray its own (`ray start --temp-dir`, `ray.init(_temp_dir=...)`, RAY_TMPDIR)",
             ),
             # a node's record missing from the GCS (the head restarted, a stale session, two

@@ -72,15 +72,6 @@ RULES: tuple[Rule, ...] = (
                     "is already used by a Transformers config",
                 ),
             ),
-            # a feature's own check that an optional package is there, in its words: what needs
-            # it and the pip command ("awq quantization requires some operators from vllm.
-            # Please install vllm by `pip install vllm`"); a version floor is another cause
-            Family(
-                ("ValueError", "RuntimeError", "ImportError", "AssertionError"),
-                words=("pip install",),
-                and_words=("requires", "is required", "not installed", " needs ", " need "),
-                unless=(">=", "upgrade", " -U ", "version", "newer", "older"),
-            ),
         ),
         # an import failure reported by a supervisor, a worker pool or a launcher in its own
         # ERROR line (no exception line of its own): Python's words, any wrapper
@@ -157,6 +148,13 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>.*?\brequires the (?P<module>[\w.-]{2,80}) library but it was not found in your environment\b.*)",
+            ),
+            # a feature's own check for an optional package, in its words: what needs it, then
+            # "Please install" it ("awq quantization requires some operators from vllm. Please
+            # install vllm by `pip install vllm`"); a version floor (">=", "upgrade") is not this
+            pat(
+                _EXC
+                + r"(?P<exc>\w*(?:Error|Exception)): (?![^\n]{0,400}?(?:>=|[Uu]pgrade|\bversion\b| -U ))(?P<msg>.*?\b(?:requires|needs) (?:(?:some|the) [\w ]{1,40}? (?:from|of) )?(?P<module>[\w.-]{2,60})\b[^\n]{0,200}?\b[Pp]lease install (?:it|them|(?P=module))\b.*)",
             ),
             # a name that the installed release spells in another case (transformers 5's
             # PreTrainedConfig for 4.x's PretrainedConfig): Python suggests the same name in
