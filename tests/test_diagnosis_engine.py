@@ -752,3 +752,22 @@ def test_markdown_link_repair_is_linear_on_a_long_line() -> None:
     start = time.perf_counter()
     classify_text(line + "\nRuntimeError: No CUDA GPUs are available")
     assert time.perf_counter() - start < 2.0
+
+
+def test_a_fragment_pasted_without_its_indentation_keeps_its_frames() -> None:
+    """A traceback fragment whose paste lost the indentation (source and caret lines at
+    column 0, no "Traceback" header) still gives its exception the frames above it, so the
+    serving loop's family names it; the same lines indented are the control."""
+    frames = [
+        'File ".../sglang/srt/constrained/xgrammar_backend.py", line 100, in fill_vocab_mask',
+        "self.matcher.fill_next_token_bitmask(vocab_mask, idx)",
+        'File ".../xgrammar/matcher.py", line 308, in fill_next_token_bitmask',
+        "return self._handle.fill_next_token_bitmask(bitmask, index)",
+        "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "RuntimeError: Check failed: the matcher has terminated",
+    ]
+    indented = [("  " if not ln.startswith("RuntimeError") else "") + ln for ln in frames]
+    assert classify_text("\n".join(indented)).category == "scheduler-exception"
+    assert classify_text("\n".join(frames)).category == "scheduler-exception"
+    # without a frame above it the same exception is nobody's
+    assert classify_text(frames[-1]).category == "unknown"

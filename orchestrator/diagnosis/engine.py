@@ -163,7 +163,14 @@ def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
     frames: list[int] = []
     for j in own():
         t = entries[j].text
-        if not (_FRAME.match(t) or t[:1] in (" ", "\t")):
+        # a frame, an indented line, or (a paste that lost its indentation) a caret line or
+        # the source line right below a frame
+        if not (
+            _FRAME.match(t)
+            or t[:1] in (" ", "\t")
+            or S._CARET.match(t)
+            or (j > 0 and not other(entries[j - 1]) and _FRAME.match(entries[j - 1].text))
+        ):
             break
         frames.append(j)
     if any(_FRAME.match(entries[j].text) for j in frames):

@@ -60,8 +60,10 @@ __all__ = ["RUNTIME_RULES"]
 _EXC = r"^\s*(?:[\w.]+\.)?"
 # An exception line: "torch.AcceleratorError: ...", "RuntimeError: ...", "KeyError: 'x'".
 _ANY_EXC = _EXC + r"(?P<exc>\w*(?:Error|Exception|Exit)): (?P<msg>.*)$"
+# (a paste or a hard-wrapped line often stops after "an illegal memory access was": the
+# words up to there are CUDA's cudaErrorIllegalAddress string alone)
 _CUDA_FAULT = (
-    r"an illegal memory access was encountered|misaligned address|"
+    r"an illegal memory access(?: was(?: encountered)?)?\b|misaligned address|"
     r"an illegal instruction was encountered|unspecified launch failure"
 )
 # SGLang's frames (orchestrator/sglang/code.py): the draft and verify steps, the serving loop
@@ -282,6 +284,9 @@ def _make() -> tuple[Rule, ...]:
                     "draft_forward",
                     "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
                 ),
+                # not from the corpus: the same line, a paste cut before its last word
+                f'  File ".../{sgl_code.EXAMPLE_FILES["scheduler"]}", line 1, in run_batch\n'
+                "RuntimeError: CUDA error: an illegal memory access was",
                 # not from the corpus: ROCm's page-fault report
                 "Memory access fault by GPU node-2 (Agent handle: 0x55d1c0a3e2a0) on address 0x7f2a1c000000. Reason: Page not present or supervisor privilege.",
                 # not from the corpus: the driver API's enum, and a kernel library's own check

@@ -99,6 +99,22 @@ SERVING_FUNCTIONS = (
     "self_check_during_idle",
     "check_memory",
     "stream_output",
+    # a batch of live requests made ready for a step (managers/schedule_batch.py,
+    # sampling/sampling_batch_info.py, the constrained decoding backends, the speculative
+    # workers' per-batch steps): only a scheduled request reaches them (CUDA-graph capture
+    # and the start-up's memory profiling build their batches without them)
+    "prepare_for_extend",
+    "prepare_for_decode",
+    "prepare_for_idle",
+    "prepare_for_verify",
+    "prepare_for_v2_verify",
+    "prepare_for_v2_draft",
+    "from_schedule_batch",
+    "update_regex_vocab_mask",
+    "fill_vocab_mask",
+    "forward_batch_speculative_generation",
+    "_draft_extend_for_decode",
+    "_draft_extend_for_prefill",
 )
 # SGLang's modules that run only while serving: the scheduler components that process a
 # batch's results, stream its output, take requests in and check the pools between batches

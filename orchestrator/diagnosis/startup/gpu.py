@@ -24,6 +24,7 @@ from orchestrator.diagnosis.model import (
     said,
     under,
 )
+from orchestrator.diagnosis.startup import patterns as P
 from orchestrator.diagnosis.startup.patterns import (
     _BUILD_TOOLS,
     _CAPTURE_REFUSED,
@@ -38,7 +39,7 @@ __all__ = ["RULES"]
 RULES: tuple[Rule, ...] = (
     Rule(
         id="kernel-package-mismatch",
-        families=(Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),),
+        families=P._KERNEL_PACKAGE_FAMILIES,
         title="a compiled package (sgl-kernel, flashinfer, ...) does not match torch, CUDA or SGLang",
         summary="{pkg} cannot be used as installed: {msg}",
         fix="{fixhint}",
@@ -128,16 +129,15 @@ RULES: tuple[Rule, ...] = (
             # torch's companions built for another torch or CUDA (not from the corpus)
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.8 and torchvision has CUDA Version=12.4. Please reinstall the torchvision that matches your PyTorch install.",
             "RuntimeError: operator torchvision::nms does not exist",
-            # not from the corpus: torchvision's and a vendor's operators not registered, and
-            # xFormers' own check in another release's wording
+            # not from the corpus: operators not registered, xFormers' check in other words
             "AttributeError: '_OpNamespace' 'torchvision' object has no attribute 'roi_align'",
             "RuntimeError: No such operator fbgemm::asynchronous_complete_cumsum",
             "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.5.1+cu124 with CUDA 1204 (you have 2.6.0+cu126)",
             "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.2.6 as it may crash.",
-            # not from the corpus: a library's own check of what it builds on
+            # not from the corpus: libraries' own checks of what they build on (flashinfer's JIT cache)
             "RuntimeError: fused_moe requires triton>=3.2.0, but found 3.1.0",
-            # not from the corpus: flashinfer's check of its prebuilt JIT cache
             "RuntimeError: flashinfer-jit-cache version (0.6.1) does not match flashinfer version (0.6.2). Please install the same version of both packages.",
+            *P._KERNEL_PACKAGE_EXAMPLES,
         ),
     ),
     Rule(
@@ -206,6 +206,7 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:\bthe provided PTX was compiled with an unsupported toolchain|\bcudaErrorUnsupportedPtxVersion\b|\bCUDA_ERROR_UNSUPPORTED_PTX_VERSION\b).*)",
                 fixhint="the binary's PTX was built by a newer CUDA toolkit than this driver supports: update the NVIDIA driver to one that supports that toolkit (`nvidia-smi` shows the driver's CUDA), or use a build for the driver's CUDA",
             ),
+            pat(P._DRIVER_LACKS_SYMBOL, explains=("kernel-package-mismatch",)),
         ),
         preflight_rule=None,
         defaults={"msg": "?", "found": ""},
@@ -213,15 +214,15 @@ RULES: tuple[Rule, ...] = (
         examples=(
             "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
             "RuntimeError: Unexpected error from cudaGetDeviceCount(). ... Error 804: forward compatibility was attempted on non supported HW",
-            # not from the corpus: the runtime's enum name, as a C++ wrapper prints it
+            # not from the corpus: the runtime's enum name (a C++ wrapper), the same as torch says it
             "terminate called after throwing an instance of 'std::runtime_error' what(): cudaGetDeviceCount failed: cudaErrorInsufficientDriver",
-            # not from the corpus: the same status as torch raises it
             "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver",
             # not from the corpus: CUDA's error 222 as torch and the driver API name it
             "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
             "triton.runtime.errors: CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
             # not from the corpus: an NGC image's banner for another release
             "ERROR: This container was built for NVIDIA Driver Release 550.54 or later, but version 535.161.08 was detected and compatibility mode is UNAVAILABLE.",
+            P._DRIVER_LACKS_SYMBOL_EXAMPLE,
         ),
     ),
     Rule(

@@ -337,6 +337,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\[c10d\] (?:waitForInput|recvBytes|sendBytes|recvValue|sendValue|pollFd|read|write)\w{0,12}: socket [^\n]{0,400}? timed out after \d+ ?m?s.*)",
             ),
+            # Gloo's TCP transport (gloo/transport/tcp/pair.cc) failing to connect to a peer,
+            # whatever the OS's words after the address (refused, timed out, no route, in any
+            # language): a loopback address there is a hostname that resolves to 127.0.1.1
+            pat(
+                r"(?P<msg>.*?gloo/transport/\w+/\w+\.cc:\d+\] connect \[?(?P<host>[\w.:-]{1,200}?)\]?:(?P<port>\d+): .*)",
+            ),
+            # NCCL's bootstrap through the c10d store (torch's ProcessGroupNCCL): the store's get
+            # of rank 0's ncclUniqueId failed, so the ranks never met (the error after "got
+            # error:" is the store's: a timeout, a refused or malformed address)
+            pat(
+                r"(?P<msg>.*?retrieving ncclUniqueId from \[\d+\] via c10d key-value store by key '[^']{0,100}', but store->get\('[^']{0,100}'\) got error: .*)",
+            ),
             pat(
                 _EXC
                 + r"(?P<exc>(?:torch\.distributed\.)?DistStoreError|(?:torch\.distributed\.)?DistNetworkError|RuntimeError): (?P<msg>.*(?:Timed out after \d+ seconds waiting for clients|Timed out initializing process group in store based barrier|Socket Timeout|wait timeout after|Connection reset by peer|Connection refused).*)",
@@ -349,6 +361,10 @@ RULES: tuple[Rule, ...] = (
             "[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of (node-0, 47389).",
             # not from the corpus: torch >= 2.2's client timeout
             "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to connect to (10.0.0.1, 29500).",
+            # not from the corpus: Gloo's connect to a peer (gloo/transport/tcp/pair.cc), another errno
+            "terminate called after throwing an instance of 'gloo::IoException'\n  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:144] connect [10.0.0.2]:41234: No route to host",
+            # not from the corpus: ProcessGroupNCCL's bootstrap over the store, timed out
+            "torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms, keys: /default_pg/0//cuda//0",
             # not from the corpus: the store client's read, at error level
             "[rank1]:[E1203 10:02:11.000000 7 socket.cpp:492] [c10d] recvBytes: socket SocketImpl(fd=12, addr=[node-1]:40112, remote=[node-0]:29500) timed out after 600000ms",
         ),
@@ -388,6 +404,14 @@ RULES: tuple[Rule, ...] = (
                 summary="Ray's own services cannot run on this host: {msg}",
                 fix="the Ray wheel's native binaries (gcs_server, raylet) do not run here: install a Ray build for this host's glibc and CPU architecture (`ldd --version`, `uname -m`), or run the engine without Ray",
             ),
+            # Ray's temp dir (/tmp/ray by default: its sessions, sockets and logs) that this
+            # user may not write (made by another user, a read-only /tmp): errno 1, 13 or 30 in
+            # any language of the OS text, or the English words without the errno
+            pat(
+                r"(?P<msg>.*?(?:(?:\[Errno (?:1|13|30)\]|\b(?:Permission denied|Operation not permitted|Read-only file system)\b).{0,120}?['\"]?/tmp/ray(?![\w.-])|/tmp/ray(?![\w.-])\S{0,300}?:? (?:Permission denied|Operation not permitted|Read-only file system)\b).*)",
+                summary="Ray cannot write its temp dir: {msg}",
+                fix="Ray's temp dir belongs to another user or is read-only: remove the stale /tmp/ray (or chown it to this user), or give Ray its own (`ray start --temp-dir`, `ray.init(_temp_dir=...)`, RAY_TMPDIR)",
+            ),
             # a node's record missing from the GCS (the head restarted, a stale session, two
             # clusters on one host): `ray start` / ray.init cannot register the node
             pat(
@@ -398,6 +422,8 @@ RULES: tuple[Rule, ...] = (
         examples=(
             # not from the corpus: Ray's raylet binary that the host's loader cannot run
             "/opt/venv/lib/python3.11/site-packages/ray/core/src/ray/raylet/raylet: error while loading shared libraries: libstdc++.so.6: cannot open shared object file: No such file or directory",
+            # not from the corpus: Ray's session dir left by another user (os.makedirs' words)
+            "PermissionError: [Errno 13] Permission denied: '/tmp/ray/session_2024-05-01_10-00-00_123456_789'",
             # not from the corpus: a worker node whose node record the head's GCS lacks
             "RuntimeError: b'GCS cannot find the node with node ID 5c3fcbef4daf379d364d'",
             "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker 01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet. No such file or directory",

@@ -149,6 +149,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\brequires the (?P<module>[\w.-]{2,80}) library but it was not found in your environment\b.*)",
             ),
+            # a feature's own check for an optional package, in its words: what needs it, then
+            # "Please install" it ("awq quantization requires some operators from vllm. Please
+            # install vllm by `pip install vllm`"); a version floor (">=", "upgrade") is not this
+            pat(
+                _EXC
+                + r"(?P<exc>\w*(?:Error|Exception)): (?![^\n]{0,400}?(?:>=|[Uu]pgrade|\bversion\b| -U ))(?P<msg>.*?\b(?:requires|needs) (?:(?:some|the) [\w ]{1,40}? (?:from|of) )?(?P<module>[\w.-]{2,60})\b[^\n]{0,200}?\b[Pp]lease install (?:it|them|(?P=module))\b.*)",
+            ),
             # a name that the installed release spells in another case (transformers 5's
             # PreTrainedConfig for 4.x's PretrainedConfig): Python suggests the same name in
             # other capitals, so code written for one release runs against another
@@ -228,6 +235,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: another LangChain integration's check, transformers' backend
             # check, a CUDA library in CTranslate2's words, a package's own native library
             "ImportError: Could not import sentence_transformers python package. Please install it with `pip install sentence-transformers`.",
+            # not from the corpus: a feature's own check for its optional package (the family)
+            "ValueError: fp8 block quantization requires the deep_gemm kernels. Please install them with `pip install deep-gemm`.",
             "ImportError: LlamaTokenizer requires the protobuf library but it was not found in your environment. Checkout the instructions on the installation page of its repo.",
             "RuntimeError: Library libcudnn_ops.so.9 is not found or cannot be loaded",
             "Could not load the native library: /opt/venv/lib/python3.12/site-packages/some_kernels/libsome_kernels_cuda126.so: cannot open shared object file: No such file or directory",
@@ -313,8 +322,11 @@ RULES: tuple[Rule, ...] = (
                 + r".*?\b(?:[Ss]tatus(?: code)?|HTTP(?: status)?)[:= ]{1,3}(?P<status>401|403)\b.*)",
                 ("huggingface.co", "hf.co", "hf-mirror.com"),
             ),
+            # the Hub refusing the token itself: it then answers "Repository Not Found" for any
+            # repo (public ones too), so that line is this one's consequence
             pat(
                 r"(?P<msg>.*(?:Invalid (?:user|access) token|Invalid credentials in Authorization header).*)",
+                explains=("model-not-found",),
             ),
         ),
         preflight_rule="model-path-hub",
@@ -326,6 +338,10 @@ RULES: tuple[Rule, ...] = (
             # other HTTP clients' words for the Hub's 401/403 (not from the corpus)
             "huggingface_hub.errors.HfHubHTTPError: Client error '401 Unauthorized' for url 'https://huggingface.co/api/models/meta-llama/Llama-3.1-8B/revision/main'",
             "Error: request error: https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json: status code 403",
+            # not from the corpus: a bad HF_TOKEN, which the Hub answers with "not found"
+            "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: Root=1-0)\n\n"
+            "Repository Not Found for url: https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json.\n"
+            "Invalid user token.",
         ),
     ),
     Rule(
@@ -539,6 +555,20 @@ RULES: tuple[Rule, ...] = (
                 summary="no weight files found for {path}: {msg}",
                 fix="point --model-path (and --speculative-draft-model-path) at the checkpoint directory itself, holding its *.safetensors (or *.bin) files, not a parent or a config-only copy; check the download finished and that --load-format fits the files",
             ),
+            # ollama's registry without the model name asked for ("pull model manifest: file
+            # does not exist", a 404), and its server without a local copy of it
+            pat(
+                r"(?P<msg>.*?\bpull model manifest: (?:file does not exist|[^\n]{0,200}?\b(?:not found|404)\b).*)",
+            ),
+            pat(
+                r"(?P<msg>.*?\bmodel ['\"](?P<path>[^'\"]{1,200})['\"] not found, try pulling it first.*)"
+            ),
+            # a loader that looked for a named file at the path it was given and found none
+            # (PEFT's "Can't find 'adapter_config.json' at '<path>'", older releases without the
+            # quotes; the same for a model's or a tokenizer's file in another library's words)
+            pat(
+                r"(?P<msg>(?:Can't|Cannot|Could not|Unable to) find (?:file )?'?(?P<file>[\w.-]{1,100}\.(?:json|safetensors|bin|model|gguf|pt|pth))'? (?:at|in) '(?P<path>[^']{1,400})'.*)",
+            ),
             # transformers' hub code (utils/hub.py) refusing a path that is neither a local
             # folder nor a Hub id
             pat(
@@ -585,6 +615,11 @@ RULES: tuple[Rule, ...] = (
         defaults={"msg": "?", "path": "the path is in the message above"},
         examples=(
             "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': '/models/Kimi-K2.6'. Use `repo_type` argument if needed.",
+            # not from the corpus: ollama's server for a model it holds no copy of
+            'Error: model "llama3.3:70b" not found, try pulling it first',
+            # not from the corpus: PEFT's config loader (peft/config.py) for an adapter path
+            # that holds no adapter_config.json
+            "ValueError: Can't find 'adapter_config.json' at '/models/llama-3-8b-lora-sql'",
             "OSError: /models/Kimi-K2.6 does not appear to have a file named config.json. Checkout 'https://huggingface.co//models/Kimi-K2.6/tree/None' for available files.",
             "deploy-check: drafter directory /models/Kimi-K2.6-EAGLE3 does not exist",
             # not from the corpus: ModelScope's hub for an id it lacks, an unset model id, and

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from orchestrator import sglang
+from orchestrator.diagnosis.model import Family
 
 # EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
 # the short "Address in use")
@@ -64,6 +65,57 @@ _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored))"
+)
+# compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
+# engine that calls it: a missing attribute of one is the installed release, not the caller's bug
+_KERNEL_PACKAGES = (
+    "sgl_kernel",
+    "flashinfer",
+    "flash_attn",
+    "flash_mla",
+    "deep_gemm",
+    "deep_ep",
+    "aiter",
+    "vllm._C",
+    "vllm_flash_attn",
+    "xformers",
+    "triton",
+    "cutlass",
+    "tensorrt_llm",
+    "lmdeploy.pytorch.kernels",
+    "torch_npu",
+    "habana_frameworks",
+    "intel_extension_for_pytorch",
+)
+# a kernel package without a function or attribute its caller expects ("module 'deep_gemm' has
+# no attribute 'get_compile_mode'", "module 'aiter' has no attribute 'dtypes'"): the installed
+# release is not the one the engine was written for (kernel-package-mismatch's families, with
+# any compiled library's undefined symbol)
+_KERNEL_PACKAGE_FAMILIES = (
+    Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),
+    Family(
+        ("AttributeError",),
+        words=tuple(f"module '{p}" for p in _KERNEL_PACKAGES),
+        and_words=("has no attribute",),
+        unless=("Did you mean",),
+    ),
+)
+# its examples, not from the corpus: kernel packages of another release than their callers'
+_KERNEL_PACKAGE_EXAMPLES = (
+    "AttributeError: module 'flash_attn' has no attribute 'flash_attn_varlen_kvpacked_func'",
+    'Traceback (most recent call last):\n  File ".../vllm/model_executor/layers/fused_moe/fused_moe.py", line 1, in <module>\n'
+    "    ...\nAttributeError: module 'triton.language' has no attribute 'constexpr_function'",
+)
+# the driver's own library (libcuda, NVML) without an entry point of the driver API that the
+# caller was built for ("libcuda.so.418.74: undefined symbol: cuCtxCreate_v3"): the driver is
+# older than the CUDA the caller needs (driver-too-old's, not a package's build)
+_DRIVER_LACKS_SYMBOL = (
+    r"(?P<msg>.*?\b(?P<lib>lib(?:cuda|nvidia-ml)\.so[\d.]{0,20})['\"]?: undefined symbol:? "
+    r"(?P<symbol>(?:cu|nvml)[A-Z]\w{0,100}).*)"
+)
+# its example, not from the corpus: ctypes loading a driver that lacks CUDA 12's entry point
+_DRIVER_LACKS_SYMBOL_EXAMPLE = (
+    "OSError: /usr/lib/x86_64-linux-gnu/libcuda.so.1: undefined symbol: cuGetProcAddress_v2"
 )
 # the accelerator driver's own user-space libraries (NVIDIA's libcuda / NVML / PTX JIT,
 # Ascend's driver HAL and DSMI/DCMI): their absence is gpu-unavailable (no driver, or a

@@ -551,7 +551,20 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>AttributeError|NotImplementedError|ValueError|KeyError): (?P<msg>.+)",
-                context=r"/lora/|lora_manager|get_lora_layer",
+                # a frame in a lora/ package (not a virtualenv that happens to be named lora)
+                context=r'File "[^"]*/lora/[\w/]*\.py"|lora_manager|get_lora_layer',
+            ),
+            # torch's load_state_dict words for a tensor of another shape, where the tensor is a
+            # LoRA adapter's (any loader: PEFT, SGLang, vLLM): the adapter was made for another
+            # base model, another rank / target layout, or by another PEFT release
+            pat(
+                r"(?P<msg>size mismatch for (?P<param>[\w.]{0,300}?\.lora_(?:A|B|embedding_A|embedding_B)\b[\w.]{0,200}): copying a param with shape.*)",
+                summary="the LoRA adapter's weights do not fit this model: {msg}",
+                fix=(
+                    "the adapter was made for another base model, another rank or target-module "
+                    "layout, or saved by another PEFT release: load it on the base model (and "
+                    "PEFT release) it was trained with, or retrain / re-save it for this one"
+                ),
             ),
         ),
         defaults={"msg": "?"},
@@ -566,6 +579,10 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: an adapter for modules the LoRA code does not map
             "ValueError: Cannot find target module name for base_model.model.model.layers.0.mlp.shared_expert.gate_proj.lora_A.weight in {'qkv_proj', 'o_proj'}",
             "NotImplementedError: LoRA adapters with modules_to_save (embed_tokens) aren't supported: the adapter's vocabulary differs from the base model's",
+            # not from the corpus: torch's load_state_dict wording (nn/modules/module.py) for an
+            # adapter of another rank
+            "RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
+            "\tsize mismatch for base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight: copying a param with shape torch.Size([64, 4096]) from checkpoint, the shape in current model is torch.Size([8, 4096]).",
         ),
     ),
 )
