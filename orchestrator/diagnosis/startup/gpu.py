@@ -350,10 +350,8 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\b(?:[Dd]evice already (?:acquired|in use|opened)|[Dd]evice acquire failed|synDeviceAcquire\w{0,20} failed).*)",
                 fixhint="another process holds the accelerator (a previous server still running, another container given the same device): find it (`hl-smi`, `npu-smi info`, `nvidia-smi`) and stop it, or give this one other devices",
             ),
-            # more ranks than devices: an engine's own check that the world size fits the
-            # visible GPUs (TGI's "Each process is one gpu"). Not vLLM's "required GPUs exceeds
-            # ... available GPUs in the placement group": that counts a Ray placement group's
-            # GPUs, which may be one the user made too small, not the GPUs the box shows
+            # more ranks than visible GPUs (TGI's "Each process is one gpu"); not vLLM's "required
+            # GPUs exceeds ... in the placement group": a Ray group the user may have made too small
             pat(
                 r"(?P<msg>.*?(?:\bEach process is one gpu\b|\bworld[_ ]size\b.{0,60}?\b(?:exceeds|is (?:larger|greater|more) than)\b.{0,60}?\b(?:number of |available |visible )(?:GPUs|devices|accelerators)\b).*)",
                 fixhint="the engine was asked for more ranks (tensor/pipeline parallel size, shards) than GPUs it can see: lower it to the GPUs `nvidia-smi -L` lists (and CUDA_VISIBLE_DEVICES leaves), or give the container more GPUs",
