@@ -35,7 +35,7 @@ def troubleshooting_markdown() -> str:
         "corpus vocabulary (`orchestrator/diagnosis/lexicon.py`, learnt from the cause lines of "
         "the real logs in `tests/logs/real/` that are not held out) may read one error line as a "
         "category's cause line; it answers only when that category takes at least "
-        f"{THRESHOLD:.1%} of the line's posterior, and the answer says it is a reading of the "
+        f"{THRESHOLD:.2%} of the line's posterior, and the answer says it is a reading of the "
         "line's words (role `reading`), naming the words and showing the line. Categories below "
         "are in priority order.",
         "",
