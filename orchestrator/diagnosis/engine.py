@@ -168,7 +168,7 @@ def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
         if not (
             _FRAME.match(t)
             or t[:1] in (" ", "\t")
-            or S._CARET.match(t)
+            or S.CARET.match(t)
             or (j > 0 and not other(entries[j - 1]) and _FRAME.match(entries[j - 1].text))
         ):
             break

@@ -26,6 +26,7 @@ from orchestrator.diagnosis.journal import JournalEntry
 from orchestrator.diagnosis.model import literals
 
 __all__ = [
+    "CARET",
     "EVENT_KEYWORDS",
     "EVENT_KINDS",
     "FRAME",
@@ -60,7 +61,8 @@ EMBEDDED_RAISED = re.compile(
     r"(?P<msg>\S.*)$"
 )
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
-_CARET = re.compile(r"^\s*[\^~]+\s*$")
+# a caret line under a source line (Python 3.11+ marks the failing expression with ^ and ~)
+CARET = re.compile(r"^\s*[\^~]+\s*$")
 _MAX_TB_LINES = 400
 _MAX_MSG_LINES = 12
 
@@ -173,7 +175,7 @@ def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | No
             frames.append(Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j))
             j += 1
             continue
-        if frames and (t[:1] in (" ", "\t") or _CARET.match(t)) and RAISED.match(t) is None:
+        if frames and (t[:1] in (" ", "\t") or CARET.match(t)) and RAISED.match(t) is None:
             j += 1  # a frame's source or caret line
             continue
         rm = RAISED.match(t)
