@@ -141,61 +141,17 @@ XIDS: dict[int, XidCode] = {
             "the GPU's System Processor (GSP firmware) reported an error",
             f"{_RESET}; if it repeats, update the driver / GPU firmware",
         ),
-        XidCode(
-            144,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
-        ),
-        XidCode(
-            145,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
-        ),
-        XidCode(
-            146,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
-        ),
-        XidCode(
-            147,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
-        ),
-        XidCode(
-            148,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
-        ),
-        XidCode(
-            149,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
-        ),
-        XidCode(
-            150,
-            "NVLink error",
-            "hardware",
-            "gpu-xid",
-            "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
-            f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
+        # the NVLink unit errors of NVIDIA's newer catalogue, 144 to 150: one meaning and action
+        *(
+            XidCode(
+                n,
+                "NVLink error",
+                "hardware",
+                "gpu-xid",
+                "an NVLink (the GPUs' interconnect) unit reported an error: the link is down or unreliable, and the processes using it fail",
+                f"{_RESET}; check the links (`nvidia-smi nvlink -s`, `nvidia-smi nvlink -e`) and the fabric manager; if it repeats on the same GPU, have the GPU or baseboard serviced",
+            )
+            for n in range(144, 151)
         ),
     )
 }
