@@ -554,7 +554,7 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>.*(?:posix_fallocate failed ?: ?No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)).*)",
+                r"(?P<msg>.*(?:posix_fallocate failed ?: ?No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)|/dev/shm/\S.{0,300}?No space left on device).*)",
                 fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
             ),
             # a shared-memory request larger than the /dev/shm there is (Ray's object store:
@@ -586,6 +586,8 @@ RULES: tuple[Rule, ...] = (
         examples=(
             "OSError: [Errno 12] Cannot allocate memory",
             "include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device",
+            # NCCL's shm transport names the segment first and the errno after it
+            "gpu-node-07:48304:48391 [4] transport/shm.cc:590 NCCL WARN Error: failed to extend /dev/shm/nccl-Xf3k2a to 9637892 bytes, error: No space left on device (28)",
             # not from the corpus: torch's CPU allocator refusing
             "RuntimeError: [enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes. Error code 12 (Cannot allocate memory)",
             # not from the corpus: torch's DataLoader worker on a container's 64 MB /dev/shm
