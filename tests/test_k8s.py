@@ -25,7 +25,8 @@ from typer.testing import CliRunner
 from orchestrator import profiles
 from orchestrator.cli import app
 from orchestrator.k8s import manifests, validate, yamlout
-from orchestrator.profiles.spec import KEY_LAUNCHER, EnvRef
+from orchestrator.profiles.spec import KEY_LAUNCHER
+from orchestrator.sglang.cluster import ROUTER
 from orchestrator.systemd import render
 from orchestrator.systemd.multinode import with_node_rank
 from tests.helpers import ROOT, write_profile
@@ -55,6 +56,20 @@ def _export(path: Path | str, *extra: str) -> list[dict[str, Any]]:
 
 def _kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [o for o in objs if o["kind"] == kind]
+
+
+def _commands(obj: dict[str, Any]) -> list[str]:
+    """Every argument of every container command in a Kubernetes object."""
+    spec = obj.get("spec", {})
+    templates = [spec.get("template", {})]
+    lwt = spec.get("leaderWorkerTemplate", {})
+    templates += [lwt.get("leaderTemplate") or {}, lwt.get("workerTemplate") or {}]
+    return [
+        a
+        for t in templates
+        for c in t.get("spec", {}).get("containers", [])
+        for a in c.get("command", [])
+    ]
 
 
 def _lws(objs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -105,19 +120,25 @@ def _without_host(argv: list[str]) -> list[str]:
 
 
 def test_parity_is_one_vector_in_code() -> None:
-    """The pods' command is Spec.server_argv(), the vector the unit's ExecStart= runs; the
-    unit passes the API key through KEY_LAUNCHER, never on its command line (issue 21)."""
+    """The pods' command is Spec.server_argv(), the vector the unit's ExecStart= runs, and
+    both pass the API key through KEY_LAUNCHER, never on a command line (issue 21): the
+    kubelet would otherwise expand $(NAME) into the node's /proc/PID/cmdline."""
     spec = profiles.load(str(EXAMPLES / "kimi-k26-eagle3-router.toml"))
-    unit = spec.argv()
-    assert unit[1:4] == ["-c", KEY_LAUNCHER, "sglang.launch_server"]
-    assert "--api-key=env:SGLANG_API_KEY" in unit[: unit.index("--")]
-    assert not any(isinstance(a, EnvRef) for a in unit)  # no ${SGLANG_API_KEY} in ExecStart=
+    unit = [str(a) for a in spec.argv()]
+    pod = manifests.server_command(spec)
+    for argv in (unit, pod):
+        assert argv[1:5] == [
+            "-c",
+            KEY_LAUNCHER,
+            "sglang.launch_server",
+            "--api-key=env:SGLANG_API_KEY",
+        ]
+        assert argv[5] == "--"
+        assert "SGLANG_API_KEY)" not in " ".join(argv) and "${" not in " ".join(argv)
+    assert pod[0] == spec.k8s.python and unit[0] == spec.unit.python
     unit_tail = unit[unit.index("--") + 1 :]
-    pod_tail = manifests.server_command(spec)[3:]
-    key = pod_tail.index("$(SGLANG_API_KEY)")  # Kubernetes: $(SGLANG_API_KEY)
-    assert pod_tail[key - 1] == "--api-key"
-    pod_flags = pod_tail[: key - 1] + pod_tail[key + 1 :]
-    assert [manifests.k8s_ref(a) for a in _without_host(unit_tail)] == _without_host(pod_flags)
+    pod_tail = pod[pod.index("--") + 1 :]
+    assert [manifests.k8s_ref(a) for a in _without_host(unit_tail)] == _without_host(pod_tail)
 
 
 def test_two_nodes_tp16_gives_size_2_and_identical_lws_flags(tmp_path: Path) -> None:
@@ -435,7 +456,16 @@ def test_secrets_by_reference_only(tmp_path: Path) -> None:
         "valueFrom": {"secretKeyRef": {"name": "sec-env", "key": "SGLANG_API_KEY"}},
     } in c["env"]
     cmd = c["command"]
-    assert cmd[cmd.index("--api-key") + 1] == "$(SGLANG_API_KEY)"
+    assert cmd[1:5] == ["-c", KEY_LAUNCHER, "sglang.launch_server", "--api-key=env:SGLANG_API_KEY"]
+    assert "--api-key" not in cmd  # the value is never an argument: KEY_LAUNCHER adds it
+    router = next(o for o in objs if o["kind"] == "Deployment")
+    rc = router["spec"]["template"]["spec"]["containers"][0]
+    assert rc["command"][1:5] == ["-c", KEY_LAUNCHER, ROUTER.module, "--api-key=env:SGLANG_API_KEY"]
+    assert {
+        "name": "SGLANG_API_KEY",
+        "valueFrom": {"secretKeyRef": {"name": "sec-env", "key": "SGLANG_API_KEY"}},
+    } in rc["env"]
+    assert all("SGLANG_API_KEY)" not in a for o in objs for a in _commands(o))
     j = json.loads(_run("export", "k8s", str(p), "--json").stdout)
     assert j["secret_command"].startswith("kubectl create secret generic sec-env")
     assert "topsecret" not in json.dumps(j)

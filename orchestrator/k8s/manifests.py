@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from orchestrator.errors import InputError
-from orchestrator.profiles.spec import EnvRef, Spec
+from orchestrator.profiles.spec import Spec, launch_argv
 from orchestrator.sglang.cluster import MULTINODE, ROUTER
 from orchestrator.sglang.flags import flag
 
@@ -47,10 +47,8 @@ class Export:
 
 
 def k8s_ref(value: object) -> str:
-    """An argument for a container's command: an EnvRef becomes Kubernetes' $(NAME), which
-    the kubelet expands from the container's environment; a literal `$(` is escaped."""
-    if isinstance(value, EnvRef):
-        return f"$({value.name})"
+    """An argument for a container's command: a literal `$(` is escaped, so the kubelet
+    expands nothing in it (only `lws_flags` use $(NAME), for what LWS injects)."""
     return str(value).replace("$(", "$$(")
 
 
@@ -79,14 +77,13 @@ def lws_flags(spec: Spec) -> list[str]:
 
 
 def server_command(spec: Spec) -> list[str]:
-    """The container command of every pod of a group (leader and workers alike)."""
-    argv: list[Any] = [
-        spec.k8s.python,
-        "-m",
-        spec.unit.module,
-        *spec.server_argv(pod_server(spec)),
-    ]
-    return [k8s_ref(a) for a in argv] + lws_flags(spec)
+    """The container command of every pod of a group (leader and workers alike). API keys
+    go through `KEY_LAUNCHER` as in the systemd unit (`launch_argv`): the kubelet sets them
+    in the environment from the Secret, and the launcher moves them into sys.argv
+    in-process, so no key is in the node's /proc/PID/cmdline."""
+    flags = [k8s_ref(a) for a in spec.server_argv(pod_server(spec))] + lws_flags(spec)
+    argv = launch_argv(spec.k8s.python, spec.unit.module, spec.key_flags(), flags)
+    return [str(a) for a in argv]
 
 
 def secret_name(spec: Spec) -> str | None:
@@ -148,7 +145,7 @@ def _env(spec: Spec, secret: str | None) -> dict[str, Any]:
         {"name": k, "value": v} for k, v in sorted(spec.unit.environment.items())
     ]
     for key in (spec.unit.api_key_env, spec.unit.admin_api_key_env):
-        if key and secret:  # defined before the command refers to it as $(NAME)
+        if key and secret:  # KEY_LAUNCHER takes it out of the environment
             env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
     out: dict[str, Any] = {}
     if env:
@@ -278,10 +275,7 @@ def router_objects(spec: Spec) -> list[dict[str, Any]]:
     port = int(spec.server.get("port", 30000))
     labels = _labels(spec, "router")
     secret = secret_name(spec)
-    argv: list[Any] = [
-        spec.k8s.python,
-        "-m",
-        ROUTER.module,
+    flags = [
         ROUTER.service_discovery,
         ROUTER.selector,
         f"{LWS_NAME_LABEL}={spec.name}",
@@ -295,19 +289,21 @@ def router_objects(spec: Spec) -> list[dict[str, Any]]:
         ROUTER.port,
         str(ROUTER.default_port),
     ]
+    keys: list[str] = []
     env: list[dict[str, Any]] = []
-    if spec.unit.api_key_env and secret:
-        argv += [ROUTER.api_key, EnvRef(spec.unit.api_key_env)]
+    if spec.unit.api_key_env and secret:  # the router's own key, through KEY_LAUNCHER
+        keys.append(f"{ROUTER.api_key}=env:{spec.unit.api_key_env}")
         env.append(
             {
                 "name": spec.unit.api_key_env,
                 "valueFrom": {"secretKeyRef": {"name": secret, "key": spec.unit.api_key_env}},
             }
         )
+    argv = launch_argv(spec.k8s.python, ROUTER.module, keys, [k8s_ref(a) for a in flags])
     container: dict[str, Any] = {
         "name": "router",
         "image": spec.k8s.router_image or spec.k8s.image,
-        "command": [k8s_ref(a) for a in argv],
+        "command": [str(a) for a in argv],
         **({"env": env} if env else {}),
         "ports": [{"name": "http", "containerPort": ROUTER.default_port, "protocol": "TCP"}],
         "readinessProbe": _probe(ROUTER.health_path, "http", 10, 3, 5),

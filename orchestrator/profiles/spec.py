@@ -8,7 +8,7 @@ and type, and filled defaults. `provenance` records who set each value (the arg_
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -169,14 +169,18 @@ class Spec:
 
     def argv(self) -> list[Any]:
         """The server's full command line, exactly as the unit runs it. No secret is ever in
-        it: with `api_key_env`/`admin_api_key_env` the interpreter runs `KEY_LAUNCHER`, which
-        takes each key from the environment (the environment file's variable), adds it to
-        sys.argv inside the process and runs the module, so the key is in neither
-        /proc/PID/cmdline nor journald's _CMDLINE. On a node of a multi-node server
+        it: with `api_key_env`/`admin_api_key_env` the interpreter runs `KEY_LAUNCHER`
+        (`launch_argv`), which takes each key from the environment (the environment file's
+        variable), adds it to sys.argv inside the process and runs the module, so the key is in
+        neither /proc/PID/cmdline nor journald's _CMDLINE. On a node of a multi-node server
         (`cluster.node_rank` set), the multi-node flags follow."""
+        flags = [*self.server_argv(), *systemd_flags(self)]
+        return launch_argv(self.unit.python, self.unit.module, self.key_flags(), flags)
 
-        flags = [*self.server_argv(keys=False), *systemd_flags(self)]
-        keys = [
+    def key_flags(self) -> list[str]:
+        """`KEY_LAUNCHER`'s `FLAG=env:NAME` arguments: SGLang's flag for each API key the
+        profile takes from the environment (`api_key_env`, `admin_api_key_env`)."""
+        return [
             f"{_flag(table(self.sglang.version).fields, field)}=env:{name}"
             for field, name in (
                 ("api_key", self.unit.api_key_env),
@@ -184,27 +188,23 @@ class Spec:
             )
             if name
         ]
-        if not keys:
-            return [self.unit.python, "-m", self.unit.module, *flags]
-        return [self.unit.python, "-c", KEY_LAUNCHER, self.unit.module, *keys, "--", *flags]
 
-    def server_argv(
-        self, server: Mapping[str, Any] | None = None, *, keys: bool = True
-    ) -> list[Any]:
-        """The launch_server arguments of this profile (no interpreter, no multi-node flags):
-        the one argument vector the systemd unit and the Kubernetes pods share. `server`
-        replaces the [server] values (Kubernetes binds every address). `keys`: the API keys
-        as `EnvRef`s at the end (Kubernetes expands them from its Secret); the systemd unit
-        passes them through `KEY_LAUNCHER` instead (`argv`)."""
+    def server_argv(self, server: Mapping[str, Any] | None = None) -> list[Any]:
+        """The launch_server arguments of this profile (no interpreter, no multi-node flags, no
+        API key): the one argument vector the systemd unit and the Kubernetes pods share.
+        `server` replaces the [server] values (Kubernetes binds every address). The keys are
+        never arguments: both run the server through `launch_argv`."""
+        return to_argv(self.server if server is None else server, version=self.sglang.version)
 
-        argv: list[Any] = to_argv(
-            self.server if server is None else server, version=self.sglang.version
-        )
-        if keys and self.unit.api_key_env:
-            argv += ["--api-key", EnvRef(self.unit.api_key_env)]
-        if keys and self.unit.admin_api_key_env:
-            argv += ["--admin-api-key", EnvRef(self.unit.admin_api_key_env)]
-        return argv
+
+def launch_argv(python: str, module: str, keys: Sequence[str], flags: Sequence[Any]) -> list[Any]:
+    """`python -m MODULE FLAGS...`; with API keys (`FLAG=env:NAME`, `Spec.key_flags`), the
+    interpreter runs `KEY_LAUNCHER` instead, which adds each key to sys.argv in-process. The
+    systemd unit, the Kubernetes pods and the router all start this way, so no key is ever in a
+    process's command line (/proc/PID/cmdline is readable by every user of the host)."""
+    if not keys:
+        return [python, "-m", module, *flags]
+    return [python, "-c", KEY_LAUNCHER, module, *keys, "--", *flags]
 
 
 # Run by the server's interpreter when a key comes from the environment file:
@@ -221,13 +221,3 @@ KEY_LAUNCHER = (
     "sys.argv=[a[1]]+a[i+1:]+[x for f,n,v in k for x in (f,v)];"
     "runpy.run_module(a[1],run_name='__main__',alter_sys=True)"
 )
-
-
-@dataclass(frozen=True)
-class EnvRef:
-    """An environment variable systemd substitutes in ExecStart= (`${NAME}`)."""
-
-    name: str
-
-    def __str__(self) -> str:
-        return "${" + self.name + "}"

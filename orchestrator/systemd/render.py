@@ -18,7 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from orchestrator.errors import UnsafeValueError
 from orchestrator.profiles.fields import HUB_ID, PATH_BAD_CHAR, writable_tree_problem
-from orchestrator.profiles.spec import INCIDENTS_SUFFIX, EnvRef, Spec
+from orchestrator.profiles.spec import INCIDENTS_SUFFIX, Spec
 from orchestrator.systemd.releases import DEFAULT_STATE_DIR, state_dir
 from orchestrator.watch.liveness import Runner, render_context
 
@@ -90,10 +90,7 @@ def sd_path(value: object) -> str:
 
 def sd_exec_word(value: object) -> str:
     """One word of an Exec*= command line: quoted when needed, % and $ doubled so systemd
-    neither expands specifiers nor environment variables in it (except an EnvRef, which is
-    there to be expanded: its name is a checked identifier)."""
-    if isinstance(value, EnvRef):
-        return str(value)
+    neither expands specifiers nor environment variables in it."""
     s = _refuse_control(str(value))
     out = s.replace("%", "%%").replace("$", "$$")
     if SAFE_WORD.match(s):
