@@ -208,3 +208,84 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
     reads[:] = [[exited, failed]]
     assert diagnose() == "unknown"
     assert clock.now >= deployer._SETTLE_S and len(calls) > 3 + 1
+
+
+def test_a_failed_check_is_named_from_its_exit_status_when_its_line_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check oneshot's stderr line can miss the journal of its start (journald reads the
+    stream of a process that lived for a millisecond after PID 1's exit lines, or too late to
+    learn the invocation id); its exit status says which check failed for which role, so the
+    start is still model-not-found, with the path, and the rebuilt line says it is rebuilt."""
+    import asyncio
+
+    from orchestrator.diagnosis import journal
+    from orchestrator.systemd.install import UnitState
+
+    spec = profiles.load("kimi-k26-eagle3")
+    inv = "6c1d5b4a3f2e4d8c9b0a1f2e3d4c5b6a"
+    unit = spec.check_unit_name
+    pid1 = [
+        json.dumps(
+            {
+                "__REALTIME_TIMESTAMP": str(i + 1),
+                "_PID": "1",
+                "MESSAGE": msg,
+                "UNIT": unit,
+                "INVOCATION_ID": inv,
+                "SYSLOG_IDENTIFIER": "systemd",
+            }
+        )
+        for i, msg in enumerate(
+            (
+                f"{unit}: Main process exited, code=exited, status=21/n/a",
+                f"{unit}: Failed with result 'exit-code'.",
+            )
+        )
+    ]
+    monkeypatch.setattr(
+        deployer.journal, "read", lambda *a, **k: journal.JournalLines("\n".join(pid1) + "\n")
+    )
+    monkeypatch.setattr(deployer, "_sync_journal", lambda: None)
+
+    class Clock:
+        now = 0.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+        def sleep(self, s: float) -> None:
+            self.now += s
+
+    monkeypatch.setattr(deployer, "time", Clock())
+
+    def state(name: str, status: int) -> UnitState:
+        return UnitState(
+            name, "loaded", "failed", "failed", "exit-code", 1, status, 0, inv, 0, 0, 0, ""
+        )
+
+    class Sd:
+        status = 21
+
+        async def state(self, name: str) -> UnitState:
+            return state(name, self.status)
+
+    drafter = spec.server["speculative_draft_model_path"]
+    start = asyncio.run(
+        deployer._failed_before_start(spec, Sd(), "dependency", state(spec.unit_name, 0), False)  # type: ignore[arg-type]
+    )
+    assert start.diagnosis is not None
+    assert start.diagnosis.category == "model-not-found"
+    first = start.diagnosis.evidence[0].message
+    assert first.startswith(
+        f"deploy-check: drafter {drafter}/config.json is missing or not readable"
+    )
+    assert "rebuilt from" in first and "exit status 21" in first
+
+    # a status the check does not use (a shell that could not run) stays what the journal says
+    sd = Sd()
+    sd.status = 127
+    start = asyncio.run(
+        deployer._failed_before_start(spec, sd, "dependency", state(spec.unit_name, 0), False)  # type: ignore[arg-type]
+    )
+    assert start.diagnosis is not None and start.diagnosis.category != "model-not-found"

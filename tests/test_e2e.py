@@ -127,6 +127,10 @@ def test_missing_checkpoint_fails_in_the_check_oneshot(sbox: Box) -> None:
     assert "/srv/deploy-test/models/absent" in res["diagnosis"]["summary"] + " ".join(
         e["message"] for e in res["diagnosis"]["evidence"]
     )
+    # the check said which check failed in its exit status (the model's base, 10: no
+    # directory), which names the cause when its stderr line misses the journal of its start
+    check = show(sbox, "sglang-e2e-nomodel-check.service", "ExecMainStatus", "Result")
+    assert check == {"ExecMainStatus": "10", "Result": "exit-code"}, check
 
 
 def test_missing_checkpoint_refused_by_preflight_on_box(sbox: Box) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -179,3 +180,42 @@ def test_user_unit_dir_follows_xdg_config_home(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["render", "kimi-k26-eagle3", "--user", "--diff"], env=env)
     assert r.exit_code == 0, r.output
     assert r.stdout.strip() == "# installed units are identical to the rendered ones"
+
+
+def test_the_check_script_exits_with_the_status_its_table_names(tmp_path: Path) -> None:
+    """CHECK_SCRIPT (run by /bin/sh as the unit runs it) and CHECK_FAILURES agree: each failed
+    check exits with its role's base + its index and prints the line the table rebuilds."""
+    spec = profiles.load("kimi-k26-eagle3")
+    model = tmp_path / "model"
+    cases = []  # (what to make, index in CHECK_FAILURES or None for ok)
+    cases.append((lambda: None, 0))
+    cases.append((lambda: model.mkdir(), 1))
+    cases.append((lambda: (model / "config.json").write_text("{}"), 2))
+    cases.append((lambda: (model / "model-00001.safetensors").write_bytes(b""), None))
+    for make, index in cases:
+        make()
+        for role, base in render.CHECK_EXIT_BASE.items():
+            r = subprocess.run(
+                ["/bin/sh", "-c", render.CHECK_SCRIPT, "deploy-check", role, str(model), str(base)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if index is None:
+                assert r.returncode == 0 and r.stdout.strip() == f"deploy-check: {role} {model} ok"
+                continue
+            assert r.returncode == base + index, (role, index, r)
+            s = dataclasses.replace(
+                spec,
+                server={
+                    **spec.server,
+                    "model_path": str(model),
+                    "speculative_draft_model_path": str(model),
+                },
+            )
+            user = subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip()
+            want = render.CHECK_FAILURES[index].format(role=role, dir=model, user=user)
+            assert r.stderr.strip() == want
+            assert render.check_failure_line(s, str(r.returncode), user) == want
+    assert render.check_failure_line(spec, "1", "sglang") is None
+    assert render.check_failure_line(spec, "9/KILL", "sglang") is None

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import os
+import pwd
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
@@ -680,6 +681,8 @@ async def _failed_before_start(
     diag, took, unread = await _diagnose(
         spec, unit, failed.invocation_id, failed, user=user, timed_out=False
     )
+    if unit == spec.check_unit_name and (diag is None or diag.role != CAUSE):
+        diag = _from_check_status(spec, unit, failed, diag, user) or diag
     return _Start(
         outcome="failed",
         invocation_id=failed.invocation_id,
@@ -690,6 +693,33 @@ async def _failed_before_start(
         diagnosis=diag,
         diagnosed_in_s=took,
     )
+
+
+def _from_check_status(
+    spec: Spec, unit: str, failed: UnitState, diag: Diagnosis | None, user: bool
+) -> Diagnosis | None:
+    """The check oneshot's cause from its exit status (render.CHECK_FAILURES), for when its
+    own stderr line is not in the journal of that start: journald can read a short-lived
+    process's stream after PID 1's exit lines, or too late to learn the start's invocation
+    id. The rebuilt line is classified like any other and shown as rebuilt."""
+    status = _exit_status(failed)
+    who = pwd.getpwuid(os.getuid()).pw_name if user else spec.unit.user
+    line = render.check_failure_line(spec, status, who)
+    if line is None:
+        return None
+    got = diagnose.classify_text(line, flags=dict(spec.server), release=spec.sglang.release)
+    if got.role != CAUSE:
+        return None
+    rebuilt = journal.JournalEntry(
+        timestamp_us=None,
+        message=f"{line}  (rebuilt from {unit}'s exit status {status}: its own line was not "
+        "in the journal of that start when read)",
+        unit=unit,
+        invocation_id=failed.invocation_id or None,
+        ident="deploy",
+        source="text",
+    )
+    return replace(got, evidence=[rebuilt, *(diag.evidence if diag else [])][:8])
 
 
 @dataclass

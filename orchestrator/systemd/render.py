@@ -26,14 +26,37 @@ SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # systemd's own line limit is 1 MiB; no value deploy writes comes near this.
 MAX_VALUE = 8192
-# The check oneshot's script; the role and directory come in as $1 and $2, never spliced in.
+# The check oneshot's script; the role, directory and exit base come in as $1, $2 and $3,
+# never spliced in. Each failure has its own exit status (CHECK_FAILURES), so the cause is
+# known from D-Bus even when its stderr line reaches the journal late or without the start's
+# invocation id (journald reads a short-lived process's stream after PID 1's exit lines).
 CHECK_SCRIPT = (
-    "role=$1; dir=$2; "
-    '[ -d "$dir" ] || { echo "deploy-check: $role directory $dir does not exist" >&2; exit 1; }; '
-    '[ -r "$dir/config.json" ] || { echo "deploy-check: $role $dir/config.json is missing or not readable by $(id -un)" >&2; exit 1; }; '
-    'ls "$dir" | grep -Eq "[.](safetensors|bin)$" || { echo "deploy-check: $role $dir has no weight files (*.safetensors)" >&2; exit 1; }; '
+    "role=$1; dir=$2; e=$3; "
+    '[ -d "$dir" ] || { echo "deploy-check: $role directory $dir does not exist" >&2; exit $e; }; '
+    '[ -r "$dir/config.json" ] || { echo "deploy-check: $role $dir/config.json is missing or not readable by $(id -un)" >&2; exit $((e+1)); }; '
+    'ls "$dir" | grep -Eq "[.](safetensors|bin)$" || { echo "deploy-check: $role $dir has no weight files (*.safetensors)" >&2; exit $((e+2)); }; '
     'echo "deploy-check: $role $dir ok"'
 )
+# role -> the check's exit base; base + i means CHECK_FAILURES[i] (the script's lines, in order)
+CHECK_EXIT_BASE = {"model": 10, "drafter": 20}
+CHECK_FAILURES = (
+    "deploy-check: {role} directory {dir} does not exist",
+    "deploy-check: {role} {dir}/config.json is missing or not readable by {user}",
+    "deploy-check: {role} {dir} has no weight files (*.safetensors)",
+)
+
+
+def check_failure_line(spec: Spec, status: str | None, user: str) -> str | None:
+    """The line the check oneshot printed before exiting with `status` ("10", as systemd
+    writes an exit status), rebuilt from the status; None for any other status."""
+    if not status or not status.isdigit():
+        return None
+    code = int(status)
+    for role, path in local_checkpoints(spec):
+        i = code - CHECK_EXIT_BASE[role]
+        if 0 <= i < len(CHECK_FAILURES):
+            return CHECK_FAILURES[i].format(role=role, dir=path, user=user)
+    return None
 
 
 def _refuse_control(value: str) -> str:
@@ -237,7 +260,10 @@ def template_vars(
         )
     if spec.unit.check_models:
         checks = local_checkpoints(spec)
-        lines = [["/bin/sh", "-c", CHECK_SCRIPT, "deploy-check", role, p] for role, p in checks]
+        lines = [
+            ["/bin/sh", "-c", CHECK_SCRIPT, "deploy-check", role, p, str(CHECK_EXIT_BASE[role])]
+            for role, p in checks
+        ]
         if not lines:
             lines = [["/bin/echo", "deploy-check: no local checkpoint to check (hub ids only)"]]
         out[spec.check_unit_name] = (
