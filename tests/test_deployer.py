@@ -174,7 +174,15 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
         def sleep(self, s: float) -> None:
             self.now += s
 
+    unclaimed: list[str] = []
+    since: list[int] = []
+
+    def fake_unclaimed(u: str, *, user: bool, since_us: int) -> list[str]:
+        since.append(since_us)
+        return list(unclaimed)
+
     monkeypatch.setattr(deployer.journal, "read", fake_read)
+    monkeypatch.setattr(deployer, "_unclaimed", fake_unclaimed)
     monkeypatch.setattr(deployer, "_sync_journal", lambda: None)
     spec = profiles.load("kimi-k26-eagle3")
 
@@ -208,6 +216,21 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
     reads[:] = [[exited, failed]]
     assert diagnose() == "unknown"
     assert clock.now >= deployer._SETTLE_S and len(calls) > 3 + 1
+
+    # the process was gone before journald read its line, which is logged without the
+    # invocation id: it is found among the unit's lines since the start began
+    orphan = line(
+        3,
+        "deploy-check: model directory /srv/models/absent does not exist",
+        "4243",
+        _SYSTEMD_UNIT=unit,
+        SYSLOG_IDENTIFIER="deploy-check",
+    )
+    reads[:] = [[exited, failed]]
+    unclaimed[:] = [orphan]
+    since.clear()
+    assert diagnose() == "model-not-found"
+    assert since and set(since) == {1}  # from the first line of that start on
 
 
 def test_a_failed_check_is_named_from_its_exit_status_when_its_line_is_missing(
@@ -289,3 +312,41 @@ def test_a_failed_check_is_named_from_its_exit_status_when_its_line_is_missing(
         deployer._failed_before_start(spec, sd, "dependency", state(spec.unit_name, 0), False)  # type: ignore[arg-type]
     )
     assert start.diagnosis is not None and start.diagnosis.category != "model-not-found"
+
+
+def test_unclaimed_lines_are_the_units_own_without_an_invocation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """_unclaimed keeps the unit's process lines with no invocation id logged since the start
+    began, and drops PID 1's lines, lines of a start and older lines; _with_unclaimed puts them
+    in by time."""
+    from orchestrator.diagnosis import journal
+
+    def line(ts: int, msg: str, **kw: str) -> str:
+        return json.dumps({"__REALTIME_TIMESTAMP": str(ts), "MESSAGE": msg, **kw})
+
+    out = "\n".join(
+        [
+            line(5_000_000, "older, no id", _PID="7"),
+            line(9_000_000, "Main process exited", _PID="1", INVOCATION_ID="ab" * 16),
+            line(9_500_000, "claimed", _PID="8", _SYSTEMD_INVOCATION_ID="ab" * 16),
+            line(9_600_000, "systemd, no id", _PID="2", SYSLOG_IDENTIFIER="systemd"),
+            line(9_700_000, "orphan", _PID="9"),
+        ]
+    )
+    asked: list[dict[str, object]] = []
+
+    def fake_read(unit: str, **kw: object) -> journal.JournalLines:
+        asked.append(kw)
+        return journal.JournalLines(out + "\n")
+
+    monkeypatch.setattr(deployer.journal, "read", fake_read)
+    got = deployer._unclaimed("u.service", user=False, since_us=9_000_000)
+    assert [json.loads(g)["MESSAGE"] for g in got] == ["orphan"]
+    assert asked[0]["since"] == "@9" and "invocation" not in asked[0]
+    start = journal.JournalLines(
+        "\n".join([line(9_000_000, "Main process exited", _PID="1"), line(9_800_000, "later")])
+    )
+    merged = deployer._with_unclaimed(start, got)
+    assert [e.message for e in merged] == ["Main process exited", "orphan", "later"]
+    assert deployer._with_unclaimed(start, []) is start

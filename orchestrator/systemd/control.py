@@ -209,14 +209,20 @@ def diagnose_start(
     # journald has read, not what still waits in the stream's socket. So read again after each
     # sync until a line of the process itself is in and the journal has stopped growing for
     # _QUIET_READS reads in a row; a process that never said anything waits out the bound.
+    # A process gone before journald read its stream is logged without the invocation id
+    # (journald learns it from the process's cgroup): such lines of the unit since this start
+    # began are read too, as long as no line of the process came with the id.
     end = time.monotonic() + _SETTLE_S
     seen = len(entries)
     heard = _from_process(entries)
+    began = min((e.timestamp_us for e in entries if e.timestamp_us), default=None)
     quiet = 0
     while time.monotonic() < end:
         time.sleep(0.05)
         _sync_journal()
         entries = journal.read(unit, user=user, invocation=invocation)
+        if began is not None and not _from_process(entries):
+            entries = _with_unclaimed(entries, _unclaimed(unit, user=user, since_us=began))
         if len(entries) == seen:
             quiet += 1
             if heard and quiet >= _QUIET_READS:
@@ -228,6 +234,38 @@ def diagnose_start(
         if diag.role == CAUSE:
             break
     return diag
+
+
+def _unclaimed(unit: str, *, user: bool, since_us: int) -> list[str]:
+    """The unit's `-o json` lines since `since_us` (µs since the epoch) that carry no
+    invocation id and are not the service manager's: lines of a process that was gone before
+    journald read its stream. journald learns a line's start from the process's cgroup; once
+    the process has exited it knows the unit (from the stream) but not the start, so a read
+    of the start's journal never returns such a line. Oldest first, the newest 500."""
+    got = journal.read(unit, user=user, since=f"@{since_us // 1_000_000}", lines=500)
+    return [
+        got.raw[i]
+        for i, e in enumerate(got)
+        if not e.invocation_id
+        and e.pid != 1
+        and e.ident != "systemd"
+        and (e.timestamp_us or 0) >= since_us
+    ]
+
+
+def _with_unclaimed(entries: journal.JournalLines, unclaimed: list[str]) -> journal.JournalLines:
+    """One start's `-o json` journal with `_unclaimed`'s lines put in by time."""
+    if not unclaimed:
+        return entries
+    stamps = {ln: e.timestamp_us or 0 for ln, e in zip(entries.raw, entries, strict=True)}
+    stamps.update(
+        zip(
+            unclaimed,
+            (e.timestamp_us or 0 for e in journal.JournalLines("\n".join(unclaimed))),
+            strict=True,
+        )
+    )
+    return journal.JournalLines("\n".join(sorted(stamps, key=stamps.__getitem__)) + "\n")
 
 
 def _from_process(entries: journal.JournalLines) -> bool:
