@@ -1,0 +1,43 @@
+"""The families written on batch K's misses, tried on wordings that are not in the corpus
+(other packages, other releases, other inits), and on near misses they must leave alone: a
+family that takes another cause's log is worse than an unknown. With the rules alone: the
+corpus vocabulary is measured on real logs instead (tests/test_lexicon.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.diagnosis import classify_text
+from orchestrator.diagnosis.journal import JournalLines
+from orchestrator.diagnosis.model import under
+
+LANDS = [
+    # SGLang's CUDA-IPC transport of a request's multimodal features, while serving
+    (
+        "scheduler-exception",
+        under(
+            ".../sglang/srt/utils/cuda_ipc_transport_utils.py",
+            "reconstruct_on_target_device",
+            "RuntimeError: CUDA error: invalid argument",
+        ),
+    ),
+]
+
+
+@pytest.mark.usefixtures("rules_only")
+@pytest.mark.parametrize(("want", "text"), LANDS)
+def test_the_family_lands_on_another_wording(want: str, text: str) -> None:
+    assert classify_text(text).category == want
+
+
+def test_the_reader_reads_frames_quoted_in_a_json_string() -> None:
+    text = (
+        "Failed to deserialize from CUDA IPC handle\n"
+        'File \\"sglang/srt/managers/scheduler.py\\", line 1024, in event_loop_normal\n'
+        "    self.process_input_requests(recv_reqs)\n"
+        "KeyError: 'rid-7f3a'"
+    )
+    lines = [e.text for e in JournalLines(text)]
+    assert 'File "sglang/srt/managers/scheduler.py", line 1024, in event_loop_normal' in lines
+    # and the frame is one: the exception was raised in SGLang's serving loop
+    assert classify_text(text).category == "scheduler-exception"
