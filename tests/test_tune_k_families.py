@@ -9,7 +9,13 @@ import pytest
 
 from orchestrator.diagnosis import classify_text
 from orchestrator.diagnosis.journal import JournalLines
-from orchestrator.diagnosis.model import under
+from orchestrator.diagnosis.model import example, under
+
+_WARMUP = ".../sglang/srt/entrypoints/http_server.py"
+_SERVER_ERROR = (
+    'AssertionError: {"object":"error","message":"Internal server error: '
+    'shape mismatch in the vision tower","type":"InternalServerError","param":null,"code":500}'
+)
 
 LANDS = [
     # SGLang's CUDA-IPC transport of a request's multimodal features, while serving
@@ -21,6 +27,20 @@ LANDS = [
             "RuntimeError: CUDA error: invalid argument",
         ),
     ),
+    # the warm-up family stays for a body that is not the server's own error
+    (
+        "warmup-proxy",
+        under(
+            _WARMUP, "_execute_server_warmup", "AssertionError: res=<Response [502]>, res.text=''"
+        ),
+    ),
+]
+
+LEFT_ALONE = [
+    # SGLang's warm-up got SGLang's own error JSON: the request reached SGLang, no proxy
+    under(_WARMUP, "_execute_server_warmup", _SERVER_ERROR),
+    "[2026-12-03 10:11:12] "
+    + example("warmup-failed", error=under(_WARMUP, "_execute_server_warmup", _SERVER_ERROR)),
 ]
 
 
@@ -28,6 +48,12 @@ LANDS = [
 @pytest.mark.parametrize(("want", "text"), LANDS)
 def test_the_family_lands_on_another_wording(want: str, text: str) -> None:
     assert classify_text(text).category == want
+
+
+@pytest.mark.usefixtures("rules_only")
+@pytest.mark.parametrize("text", LEFT_ALONE)
+def test_the_family_leaves_a_near_miss_alone(text: str) -> None:
+    assert classify_text(text).category == "unknown"
 
 
 def test_the_reader_reads_frames_quoted_in_a_json_string() -> None:

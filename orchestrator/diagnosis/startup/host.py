@@ -29,6 +29,10 @@ from orchestrator.sglang import code
 
 __all__ = ["RULES"]
 
+# The body of an OpenAI-style API error (SGLang's and vLLM's ErrorResponse, as JSON or as a
+# Python dict): the server itself answered the request
+_SERVER_ERROR_BODY = ('"object":"error"', '"object": "error"', "'object': 'error'")
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="exec-failed",
@@ -84,7 +88,9 @@ RULES: tuple[Rule, ...] = (
         families=(
             # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
             # not deeper in the model it ran: the request to its own port did not get through
-            Family((), site_functions=code.WARMUP_FUNCTIONS),
+            # (not when the body is the server's own error JSON, OpenAI-style: SGLang answered,
+            # and the error it reports is the cause, named by its own rule or by none)
+            Family((), site_functions=code.WARMUP_FUNCTIONS, unless=_SERVER_ERROR_BODY),
             # the HTTP client under SGLang's warm-up got an answer that is not SGLang's: a body
             # that is not JSON, a proxy's refusal, an HTTP error status (requests, httpx, urllib3)
             Family(
@@ -95,7 +101,7 @@ RULES: tuple[Rule, ...] = (
         ),
         signals=(
             # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
-            Signal(("sglang-warmup",), role=FALLBACK),
+            Signal(("sglang-warmup",), role=FALLBACK, unless_logged=_SERVER_ERROR_BODY),
         ),
         title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
         summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
