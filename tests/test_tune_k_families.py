@@ -18,6 +18,33 @@ _SERVER_ERROR = (
 )
 
 LANDS = [
+    # a runtime's own check of the model_type (mlx-lm), and its registry's dynamic import
+    ("model-arch-unsupported", "ValueError: Model type glm5_moe not supported."),
+    (
+        "model-arch-unsupported",
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/mlx_vlm/utils.py", line 64, in get_model_and_args\n'
+        '    arch = importlib.import_module(f"mlx_vlm.models.{model_type}")\n'
+        '  File "/usr/lib/python3.12/importlib/__init__.py", line 90, in import_module\n'
+        "    return _bootstrap._gcd_import(name[level:], package, level)\n"
+        "ModuleNotFoundError: No module named 'mlx_vlm.models.kimi_vl'",
+    ),
+    # AWS Neuron's compiler, run by subprocess rather than by the wrapper that logs it
+    (
+        "jit-build-failed",
+        "subprocess.CalledProcessError: Command '['neuronx-cc', 'compile', '--target=inf2', "
+        "'/tmp/graph.hlo_module.pb']' returned non-zero exit status 70.",
+    ),
+    # a compiled extension's name used after its import failed quietly
+    ("python-import-error", "NameError: name 'marlin_cuda' is not defined"),
+    ("python-import-error", "NameError: name 'exllama_ext' is not defined"),
+    # transformers' lazy module over an error that is not Python's import words
+    (
+        "python-import-error",
+        "RuntimeError: Failed to import transformers.models.bert.modeling_bert because of the "
+        "following error (look up to see its traceback):\n"
+        "'FieldInfo' object has no attribute 'default_factory_takes_data'",
+    ),
     # SGLang's CUDA-IPC transport of a request's multimodal features, while serving
     (
         "scheduler-exception",
@@ -41,6 +68,9 @@ LEFT_ALONE = [
     under(_WARMUP, "_execute_server_warmup", _SERVER_ERROR),
     "[2026-12-03 10:11:12] "
     + example("warmup-failed", error=under(_WARMUP, "_execute_server_warmup", _SERVER_ERROR)),
+    # a device package's name undefined is no compiled extension of a package (batch F labels
+    # ascend-sglang-86 unknown)
+    "NameError: name 'torch_npu' is not defined",
 ]
 
 
@@ -54,6 +84,13 @@ def test_the_family_lands_on_another_wording(want: str, text: str) -> None:
 @pytest.mark.parametrize("text", LEFT_ALONE)
 def test_the_family_leaves_a_near_miss_alone(text: str) -> None:
     assert classify_text(text).category == "unknown"
+
+
+@pytest.mark.usefixtures("rules_only")
+def test_a_missing_module_outside_a_model_registry_stays_an_import_error() -> None:
+    # `<pkg>.models.<x>` imported by name, not looked up by model_type: a missing package
+    text = "ModuleNotFoundError: No module named 'mypkg.models.common'"
+    assert classify_text(text).category == "python-import-error"
 
 
 def test_the_reader_reads_frames_quoted_in_a_json_string() -> None:
