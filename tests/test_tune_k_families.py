@@ -35,6 +35,20 @@ LANDS = [
         "subprocess.CalledProcessError: Command '['neuronx-cc', 'compile', '--target=inf2', "
         "'/tmp/graph.hlo_module.pb']' returned non-zero exit status 70.",
     ),
+    # torch's NCCL watchdog line cut short, another rank, another cut
+    (
+        "nccl-watchdog-timeout",
+        "[rank0]:[E1203 10:02:11.000000 7 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective",
+    ),
+    # Rust's allocator aborting (tokenizers in a data-loader worker), then the shell's abort
+    (
+        "host-memory-exhausted",
+        "memory allocation of 8589934592 bytes failed\nAborted (core dumped)",
+    ),
+    # the inits of docker (tini, dumb-init) and podman (catatonit) that cannot exec the command
+    ("exec-failed", "[FATAL tini (7)] exec /usr/bin/entrypoint.sh failed: Permission denied"),
+    ("exec-failed", "[dumb-init] /docker-entrypoint.sh: No such file or directory"),
+    ("exec-failed", "ERROR (catatonit:1): failed to exec pid1: Permission denied"),
     # a compiled extension's name used after its import failed quietly
     ("python-import-error", "NameError: name 'marlin_cuda' is not defined"),
     ("python-import-error", "NameError: name 'exllama_ext' is not defined"),
@@ -44,6 +58,22 @@ LANDS = [
         "RuntimeError: Failed to import transformers.models.bert.modeling_bert because of the "
         "following error (look up to see its traceback):\n"
         "'FieldInfo' object has no attribute 'default_factory_takes_data'",
+    ),
+    # a code path that refuses to run when torch sees no CUDA device (TGI's other models)
+    (
+        "gpu-unavailable",
+        under(
+            ".../text_generation_server/models/__init__.py",
+            "get_model",
+            "NotImplementedError: Sharded Falcon requires CUDA.",
+        ),
+    ),
+    # bitsandbytes' CPU-library notice is no cause: the SIGKILL after it is
+    (
+        "host-oom-killed",
+        ".../site-packages/bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cquantize_blockwise_fp16_nf4\n"
+        "Loading checkpoint shards:   0%|          | 0/3 [00:00<?, ?it/s]\n"
+        "Killed",
     ),
     # SGLang's CUDA-IPC transport of a request's multimodal features, while serving
     (
@@ -71,6 +101,8 @@ LEFT_ALONE = [
     # a device package's name undefined is no compiled extension of a package (batch F labels
     # ascend-sglang-86 unknown)
     "NameError: name 'torch_npu' is not defined",
+    # the watchdog's words in the middle of a line, not cut at its end
+    "INFO the watchdog caught collective operations: none pending",
 ]
 
 

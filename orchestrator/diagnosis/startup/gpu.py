@@ -371,6 +371,11 @@ RULES: tuple[Rule, ...] = (
         },
         examples=(
             "RuntimeError: No CUDA GPUs are available",
+            under(
+                ".../text_generation_server/models/__init__.py",
+                "get_model",
+                "NotImplementedError: Sharded Llama requires CUDA.",
+            ),
             # not from the corpus: the visible-devices variable of ROCm and Gaudi out of range,
             # a Gaudi card held by another process
             "RuntimeError: HIP_VISIBLE_DEVICES=4,5 is invalid: only 2 devices are visible",

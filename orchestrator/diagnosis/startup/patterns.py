@@ -61,11 +61,12 @@ _NOT_A_FILE = (
     + r"(?![\w.-])"
 )
 # not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
-# model modules, printed on healthy starts)
+# model modules, printed on healthy starts), nor on bitsandbytes' notice that it fell back to its
+# CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs)
 _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
-    + r"|can be ignored))"
+    + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol))"
 )
 # compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
 # engine that calls it: a missing attribute of one is the installed release, not the caller's bug
@@ -246,5 +247,11 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
             "ErrorNoDevice",
             "CUDA unknown error",
         ),
+    ),
+    # a code path that refuses to run when torch sees no CUDA device, in its words ending
+    # "requires CUDA." (TGI's sharded models: "Sharded Llama requires CUDA.")
+    Family(
+        ("NotImplementedError", "RuntimeError", "AssertionError", "ValueError"),
+        words=("requires CUDA.",),
     ),
 )
