@@ -580,7 +580,12 @@ def _signal_match(
 ) -> tuple[R.Rule, int, Signal, tuple[str, ...]] | None:
     """The earliest candidate line whose event kinds and words a rule's signal (of `role`)
     claims: (rule, line, signal, the line's kinds)."""
-    signals = [(rule, sg) for rule in R.RULES for sg in rule.signals if sg.role == role]
+    signals = [
+        (rule, sg)
+        for rule in R.RULES
+        for sg in rule.signals
+        if sg.role == role and not sg.refuted(entries[i].text for i in candidates)
+    ]
     if not signals:
         return None
     words = tuple(dict.fromkeys(w for _, sg in signals for w in R.signal_keywords(sg)))

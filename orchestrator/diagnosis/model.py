@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import re._constants as sre_constants
 import re._parser as sre_parser
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -338,6 +338,13 @@ class Signal:
     and_words: tuple[str, ...] = ()
     role: str = CAUSE
     summary: str | None = None  # a template over msg, kind
+    # words that, on any line of the log, say the cause was logged after all (a wrapper's
+    # fallback does not stand for a cause the log shows, even one no rule names)
+    unless_logged: tuple[str, ...] = ()
+
+    def refuted(self, texts: Iterable[str]) -> bool:
+        """A line of `texts` holds one of `unless_logged`."""
+        return bool(self.unless_logged) and any(w in t for t in texts for w in self.unless_logged)
 
     def matches(self, kinds: Sequence[str], text: str) -> bool:
         return (

@@ -416,6 +416,10 @@ def _unwrap(lines: list[str], width: int) -> list[str]:
 # x86_64-linux-gnu.so/)": a name ending in a top-level-domain-like suffix): the name alone, as
 # the program wrote it. Bounded, so linear on a long line.
 _AUTOLINK = re.compile(r"\[([^\[\]\n()]{1,300})\]\(https?://\1/?\)")
+# A traceback quoted inside a JSON string (an API's error body, a log shipper's record pasted
+# as it is): its frames keep their escaped quotes (`File \"x.py\", line 488, in f`); read as
+# Python printed them, so that the frames are frames. Bounded, so linear on a long line.
+_ESCAPED_FRAME = re.compile(r'File \\"([^"\n]{1,400}?)\\", line (\d{1,7})')
 
 
 def read_lines(lines: list[str]) -> Read:
@@ -432,6 +436,9 @@ def read_lines(lines: list[str]) -> Read:
         lines = text.split("\n")
     if "](http" in text:  # a log pasted where file names became links (see _AUTOLINK)
         text = _AUTOLINK.sub(r"\1", text)
+        lines = text.split("\n")
+    if 'File \\"' in text:  # frames of a traceback quoted in a JSON string (_ESCAPED_FRAME)
+        text = _ESCAPED_FRAME.sub(r'File "\1", line \2', text)
         lines = text.split("\n")
     rx = learn_prefixes(text)
     origins: Origins | None = None

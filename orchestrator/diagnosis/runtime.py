@@ -372,6 +372,11 @@ def _make() -> tuple[Rule, ...]:
                     r"(?:[^)\n]{0,200}?Timeout\(ms\)=(?P<timeout_ms>\d+)\)"
                     r"(?: ran for (?P<ran_ms>\d+) milliseconds before timing out)?)?)?",
                 ),
+                # its head cut short within "operation timeout" (a paste's or a shipper's line
+                # limit), at the line's end: torch's watchdog says nothing else in these words
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?Watchdog caught collective(?: op[a-z]{0,7})?\s*$",
+                ),
                 # torch >= 2.4 splits it: "[PG ID 2 PG GUID 3 Rank 3] Timeout at NCCL work: 32,
                 # last enqueued NCCL work: 32, last completed NCCL work: 31."
                 pat(
@@ -389,6 +394,8 @@ def _make() -> tuple[Rule, ...]:
                 "[rank3]:[E1202 14:11:02.381928 48213 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=7340032, NumelOut=7340032, Timeout(ms)=600000) ran for 600085 milliseconds before timing out.",
                 # not from the corpus: torch 1.x, before SeqNum was printed
                 "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800742 milliseconds before timing out.",
+                # not from the corpus: the line cut by a paste's limit
+                "[rank1]:[E1203 10:02:11.000000 7 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective opera",
                 # not from the corpus: torch >= 2.4's PG-tagged split form
                 "[rank5]:[E1203 10:02:11.000000 7 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 5] Timeout at NCCL work: 118, last enqueued NCCL work: 118, last completed NCCL work: 117.",
                 # not from the corpus: the terminate path's what() (torch >= 2.2), cut short

@@ -128,6 +128,9 @@ SERVING_MODULES = (
     "sglang/srt/managers/scheduler_components/request_receiver",
     "sglang/srt/managers/scheduler_components/invariant_checker",
     "sglang/srt/managers/scheduler_components/pool_stats_observer",
+    # the CUDA-IPC transport of a request's multimodal features (tokenizer to scheduler): the
+    # scheduler rebuilds them (`reconstruct_on_target_device`) only for a request it serves
+    "sglang/srt/utils/cuda_ipc_transport_utils",
 )
 
 # the detokenizer's own process (managers/detokenizer_manager.py, multi_detokenizer_mixin.py)

@@ -32,7 +32,6 @@ from orchestrator.diagnosis.startup.patterns import (
     _DRIVER_LIB,
     _NOT_BENIGN,
 )
-from orchestrator.sglang import code
 
 __all__ = ["RULES"]
 
@@ -227,26 +226,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="gpu-unavailable",
-        families=(
-            Family(
-                ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
-                words=(
-                    "busy or unavailable",
-                    "no CUDA-capable device",
-                    "Found no NVIDIA driver",
-                    "CUDA driver initialization failed",
-                    "Error 802",
-                    "system not yet initialized",
-                    "No CUDA GPUs are available",
-                    "device < num_gpus",
-                    "invalid device ordinal",
-                    "No HIP GPUs are available",
-                    "no ROCm-capable device",
-                    "ErrorNoDevice",
-                    "CUDA unknown error",
-                ),
-            ),
-        ),
+        families=P._GPU_UNAVAILABLE_FAMILIES,
         title="no usable CUDA device",
         summary="no usable CUDA GPU: {msg}",
         fix="{fixhint}",
@@ -391,6 +371,11 @@ RULES: tuple[Rule, ...] = (
         },
         examples=(
             "RuntimeError: No CUDA GPUs are available",
+            under(
+                ".../text_generation_server/models/__init__.py",
+                "get_model",
+                "NotImplementedError: Sharded Llama requires CUDA.",
+            ),
             # not from the corpus: the visible-devices variable of ROCm and Gaudi out of range,
             # a Gaudi card held by another process
             "RuntimeError: HIP_VISIBLE_DEVICES=4,5 is invalid: only 2 devices are visible",
@@ -567,27 +552,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         id="jit-build-failed",
-        families=(
-            Family(
-                ("CalledProcessError", "RuntimeError", "CompilationError"),
-                words=("ninja", "nvcc", "hipcc", "Error building extension", "CppCompileError"),
-            ),
-            # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
-            # Triton, setuptools, DeepGEMM/flashinfer JIT); MLIRCompilationError is the
-            # MLIR-stage error of Triton's vendor ports (triton-ascend's bishengir, sglang #16360)
-            Family(
-                (
-                    "CalledProcessError",
-                    "CompileError",
-                    "CompilationError",
-                    "MLIRCompilationError",
-                    "DistutilsExecError",
-                ),
-                frames=code.BUILD_PACKAGES,
-            ),
-            # any exception raised by one of Triton's compiler stages (its own raise site)
-            Family((), site_functions=code.TRITON_COMPILE_STAGES),
-        ),
+        families=P._JIT_FAMILIES,
         # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
         signals=(
             Signal(("compiler",), words=("error",)),
@@ -630,12 +595,23 @@ RULES: tuple[Rule, ...] = (
             # ninja, even inside SGLang's notice that it ignored a model module's import error,
             # where the failed build hides the model's module (the first quoted command only)
             pat(
-                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\n]{0,260}[/\\])?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx|cl)(?:-\d+)?(?:\.exe|\.EXE)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
+                r"\A(?P<msg>(?>.*?\bCommand '\[?')(?P<compiler>(?:[^'\n]{0,260}[/\\])?"
+                + P._COMPILERS
+                + r"(?:-\d+)?(?:\.exe|\.EXE)?)'[^\]]*\]?'? returned non-zero exit status \d+.*)",
             ),
             # the same raised as CalledProcessError, its line cut before the exit status (a
             # long compiler command: Windows' MinGW gcc.EXE, a JIT's nvcc with every -I flag)
             pat(
-                r"\A(?P<msg>(?>.*?\bCalledProcessError: Command '\[?')(?P<compiler>(?:[^'\n]{0,260}[/\\])?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx|cl)(?:-\d+)?(?:\.exe|\.EXE)?)'.*)",
+                r"\A(?P<msg>(?>.*?\bCalledProcessError: Command '\[?')(?P<compiler>(?:[^'\n]{0,260}[/\\])?"
+                + P._COMPILERS
+                + r"(?:-\d+)?(?:\.exe|\.EXE)?)'.*)",
+            ),
+            # AWS Neuron's compiler (neuronx-cc, torch-neuronx / optimum-neuron compiling the
+            # model's graphs at start-up) failed, whatever made it fail (a library it needs
+            # missing from the image, an unsupported operator): the compile is the step that broke
+            pat(
+                r"(?P<msg>.*?\bFailed compilation with \[?'(?P<compiler>(?:[^'\n]{0,260}/)?neuronx?-cc)'.*)",
+                summary="the Neuron compiler ({compiler}) failed to compile the model's graph at start-up: {msg}",
             ),
             # the PTX assembler a JIT (Triton, inductor, DeepGEMM) runs refused: most often a
             # ptxas older than the GPU ("Value 'sm_120' is not defined for option 'gpu-name'")
@@ -658,6 +634,8 @@ RULES: tuple[Rule, ...] = (
             "subprocess.CalledProcessError: Command '['/usr/local/cuda/bin/nvcc', '-c', 'kernel.cu', '-o', 'kernel.o']' returned non-zero exit status 2.",
             # not from the corpus: Windows' compiler by its .exe path, the line cut short
             "subprocess.CalledProcessError: Command '['C:\\\\Program Files\\\\LLVM\\\\bin\\\\clang.exe', 'C:\\\\Temp\\\\tmp1\\\\cuda_utils.c', '-O3', '-shared', '-IC:\\\\Py",
+            # not from the corpus: AWS Neuron's compiler, run by torch-neuronx's wrapper
+            "2026-12-03 10:11:12.000123:  4242  ERROR ||NEURON_CC_WRAPPER||: Failed compilation with ['neuronx-cc', 'compile', '--target=trn2', '--framework=XLA', '/tmp/model.hlo_module.pb']: neuronx-cc failed with exit status 70",
             # not from the corpus: a vendor port of Triton failing in its MLIR stage
             under(
                 "/usr/lib/python3/site-packages/triton/compiler/compiler.py",

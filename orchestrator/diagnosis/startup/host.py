@@ -29,6 +29,10 @@ from orchestrator.sglang import code
 
 __all__ = ["RULES"]
 
+# The body of an OpenAI-style API error (SGLang's and vLLM's ErrorResponse, as JSON or as a
+# Python dict): the server itself answered the request
+_SERVER_ERROR_BODY = ('"object":"error"', '"object": "error"', "'object': 'error'")
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="exec-failed",
@@ -58,6 +62,13 @@ RULES: tuple[Rule, ...] = (
                 summary="the container runtime could not run the entrypoint {path}: {msg}",
                 fix="the image has no executable {path} on its PATH: use the image's own entrypoint (or the full path of the command, e.g. `python3 -m <module>`), or install the package that provides it",
             ),
+            # a container's init process (catatonit for podman, tini, dumb-init) could not exec
+            # the container's command: the entrypoint is not in the image or not executable
+            pat(
+                r"(?P<msg>.*?(?:\(catatonit:\d+\): failed to exec (?:pid1|\S+)|\[FATAL tini \(\d+\)\] exec (?P<path>\S{1,300}) failed|\[dumb-init\] \S{1,300}: (?:No such file or directory|Permission denied)).*)",
+                summary="the container's init could not run its command: {msg}",
+                fix="the container's command (its entrypoint or the image's CMD) is not in the image, not executable, or its interpreter is missing: check the image and the command the runtime passes (`podman inspect` / `docker inspect`, the Config.Cmd and Entrypoint)",
+            ),
             # a launcher's subprocess call of the engine's executable (Python's
             # FileNotFoundError, errno 2 in any language of the OS's text): a path under bin/
             pat(
@@ -76,6 +87,9 @@ RULES: tuple[Rule, ...] = (
             'Error: crun: executable file `python3` not found in $PATH: No such file or directory: OCI runtime attempted to invoke a command that was not found\nexec: "python3": executable file not found in $PATH',
             "FileNotFoundError: [Errno 2] Datei oder Verzeichnis nicht gefunden: '/opt/venv/bin/sglang'",
             "sglang-kimi.service: Failed to locate executable /opt/sglang/bin/python3: No such file or directory",
+            # not from the corpus: tini's words, dumb-init's
+            "[FATAL tini (7)] exec /opt/entrypoint.sh failed: No such file or directory",
+            "[dumb-init] /opt/entrypoint.sh: Permission denied",
             "sglang-kimi.service: Failed at step EXEC spawning /opt/sglang/bin/python3: No such file or directory",
         ),
     ),
@@ -84,7 +98,9 @@ RULES: tuple[Rule, ...] = (
         families=(
             # raised by SGLang's warm-up code itself (its status assertion, its readiness wait),
             # not deeper in the model it ran: the request to its own port did not get through
-            Family((), site_functions=code.WARMUP_FUNCTIONS),
+            # (not when the body is the server's own error JSON, OpenAI-style: SGLang answered,
+            # and the error it reports is the cause, named by its own rule or by none)
+            Family((), site_functions=code.WARMUP_FUNCTIONS, unless=_SERVER_ERROR_BODY),
             # the HTTP client under SGLang's warm-up got an answer that is not SGLang's: a body
             # that is not JSON, a proxy's refusal, an HTTP error status (requests, httpx, urllib3)
             Family(
@@ -95,7 +111,7 @@ RULES: tuple[Rule, ...] = (
         ),
         signals=(
             # SGLang's "warmup error" wrapper with no cause logged anywhere (a truncated paste)
-            Signal(("sglang-warmup",), role=FALLBACK),
+            Signal(("sglang-warmup",), role=FALLBACK, unless_logged=_SERVER_ERROR_BODY),
         ),
         title="SGLang's warm-up request did not reach SGLang (an HTTP proxy answered)",
         summary="the warm-up request to the server's own port got HTTP {status} instead of 200: {msg}",
@@ -575,6 +591,12 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|model requires more system memory \([^)\n]{1,40}\) than is available|WinError 1455\]|The paging file is too small for this operation to complete|Unable to allocate [\d.]+ [KMGTP]?i?B for an array|unable to mmap \d+ bytes from file .*Cannot allocate memory).*)",
                 fixhint="the host could not commit the memory a process asked for: free RAM or raise the unit's MemoryMax=; on Windows enlarge the paging file (the loader maps every checkpoint shard)",
             ),
+            # Rust's global allocator refusing (a tokenizers / safetensors / hf-transfer thread
+            # of the process): it prints this and aborts the whole process
+            pat(
+                r"(?P<msg>memory allocation of (?P<bytes>\d{1,20}) bytes failed\b.*)",
+                fixhint="a process could not get {bytes} bytes of host memory (Rust's allocator aborted it): free RAM or raise the unit's MemoryMax=; with several ranks each loading the checkpoint, start fewer at once or give the host more RAM",
+            ),
             pat(
                 # the first "Bus error" is kept (atomic group): linear even when no shm word follows
                 r"\A(?P<msg>(?>.*?(?:Bus error|SIGBUS)).*(?:shm|shared memory|DataLoader).*)",
@@ -593,6 +615,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: torch's DataLoader worker on a container's 64 MB /dev/shm
             "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+            # not from the corpus: Rust's allocator (the tokenizers library) aborting
+            "memory allocation of 1073741824 bytes failed",
             # not from the corpus: ollama's host-memory check
             "Error: model requires more system memory (24.5 GiB) than is available (12.1 GiB)",
             # not from the corpus: an engine's own /dev/shm check

@@ -43,7 +43,13 @@ RULES: tuple[Rule, ...] = (
             # No module named 'y'")
             Family(
                 ("RuntimeError", "OSError", "ValueError"),
-                words=("No module named '", "cannot import name '"),
+                words=(
+                    "No module named '",
+                    "cannot import name '",
+                    # its own words whatever the error under it (an attribute a newer pydantic
+                    # dropped, a broken dependency): a module failed to import
+                    "because of the following error (look up to see its traceback)",
+                ),
             ),
             # the dynamic loader missing a shared library, raised as an OSError (ctypes' CDLL,
             # torch.ops.load_library) rather than an ImportError; the NVIDIA driver's own
@@ -164,6 +170,15 @@ RULES: tuple[Rule, ...] = (
                 role=FALLBACK,
                 summary="{name} is spelled otherwise in the installed release (Python suggests the same name in other capitals): the code and the package it uses are of releases that do not fit: {msg}",
             ),
+            # a compiled extension's name undefined where it is used: the package imported it
+            # in a `try: import x_ext except ImportError` at load time and went on without it
+            # (AutoAWQ's awq_ext, exllama's exllama_ext, a *_C / *_cuda / *_kernels module), so
+            # the extension did not import (not built, another torch / CUDA, not installed)
+            pat(
+                _EXC
+                + r"(?P<exc>NameError): (?P<msg>name '(?P<module>\w{0,60}?(?:_ext|_C|_cuda|_kernels?|_ops|_cpp|_inference_engine))' is not defined.*)",
+                fixhint="the compiled extension {module} did not import when its package loaded (the package hid the ImportError): reinstall the package's kernels built for this torch and CUDA (e.g. autoawq-kernels for awq_ext), then check `python -c 'import {module}'` for the real error",
+            ),
             # a platform plugin's import of its device package failing, said on a line of its
             # own ("Failed to import torch_npu."): the reason follows or was not logged
             pat(
@@ -241,6 +256,11 @@ RULES: tuple[Rule, ...] = (
             "RuntimeError: Library libcudnn_ops.so.9 is not found or cannot be loaded",
             "Could not load the native library: /opt/venv/lib/python3.12/site-packages/some_kernels/libsome_kernels_cuda126.so: cannot open shared object file: No such file or directory",
             "Failed to import intel_extension_for_pytorch.",
+            # not from the corpus: a package used its compiled extension after its import failed
+            "NameError: name 'exllamav2_ext' is not defined",
+            # not from the corpus: transformers' lazy module over an error that is not Python's
+            # import words (a dependency of another release)
+            "RuntimeError: Failed to import transformers.models.llama.modeling_llama because of the following error (look up to see its traceback):\nmodule 'torch' has no attribute 'compiler'",
             # not from the corpus: a name renamed between releases, looked up on the module
             "AttributeError: module 'transformers' has no attribute 'PreTrainedConfig'. Did you mean: 'PretrainedConfig'?",
             # the loader's words with no exception around them (not from the corpus: cuDNN's)
@@ -714,6 +734,23 @@ RULES: tuple[Rule, ...] = (
                 + r"(?P<exc>\w*Error): (?P<msg>[Uu]nsupported (?:model type|architecture):? ['`\"]?(?!(?:x86_64|amd64|aarch64|arm64|armv\d\w*|ppc64le|s390x|riscv64|i[3-6]86)\b)(?P<mtype>[\w.-]+)['`\"]?(?:[.,;:]\s.*|\.)?)$",
                 fixhint="this runtime does not know the model's architecture ({mtype}): upgrade it (and SGLang / transformers in the unit's venv) to a release that supports it, or use a checkpoint of a supported architecture",
             ),
+            # a runtime's own check of the config's model_type against the model code it has
+            # (mlx-lm / mlx-vlm: "Model type qwen3_5 not supported."), any wrapper around it
+            pat(
+                r"(?<![\w-])(?P<msg>[Mm]odel type:? ['`\"]?(?P<mtype>[\w.-]{1,80})['`\"]? (?:is )?not supported\b.*)",
+                fixhint="this runtime has no model code for model_type {mtype}: upgrade it (mlx-lm / mlx-vlm, transformers, SGLang) to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
+            # the same found by importing the model's module by its model_type (mlx-lm / mlx-vlm,
+            # other runtimes' registries: importlib.import_module(f"<pkg>.models.{model_type}")):
+            # the module is missing because the release has no code for that architecture, not
+            # because a package is missing (the import error it raises is explained)
+            pat(
+                _EXC
+                + r"(?P<exc>ModuleNotFoundError): (?P<msg>No module named '(?P<pkg>[\w.]{1,200})\.models\.(?P<mtype>\w{1,80})')",
+                context=r"\bimport_module\(",
+                explains=("python-import-error",),
+                fixhint="{pkg} has no model code for model_type {mtype}: upgrade {pkg} to a release that supports it, or use a checkpoint of a supported architecture",
+            ),
             # a tokenizer class this transformers does not have (older than the model)
             pat(
                 r"(?P<msg>Tokenizer class (?P<mtype>\w+) does not exist or is not currently imported.*)",
@@ -739,6 +776,14 @@ RULES: tuple[Rule, ...] = (
             # older releases name the file to run (configuration, model or tokenizer)
             "ValueError: Loading /models/mpt-7b requires you to execute the tokenizer file in that repo on your local machine.",
             "ValueError: Tokenizer class TikTokenTokenizer does not exist or is not currently imported.",
+            # not from the corpus: mlx-lm's own check, and its registry's import of the module
+            "ValueError: Model type deepseek_v4 not supported.",
+            "Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.12/site-packages/mlx_lm/utils.py", line 70, in _get_classes\n'
+            '    arch = importlib.import_module(f"mlx_lm.models.{model_type}")\n'
+            '  File "/usr/lib/python3.12/importlib/__init__.py", line 90, in import_module\n'
+            "    return _bootstrap._gcd_import(name[level:], package, level)\n"
+            "ModuleNotFoundError: No module named 'mlx_lm.models.deepseek_v4'",
             # llama.cpp's loader (and what embeds it) on an architecture it does not know
             "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'qwen3next'",
             # not from the corpus: SGLang's generic Transformers backend, taken for an

@@ -7,6 +7,7 @@ import re
 
 from orchestrator import sglang
 from orchestrator.diagnosis.model import Family
+from orchestrator.sglang import code
 
 # EADDRINUSE as libraries word it: errno 98 (Linux), its name, the strerror texts (zmq's is
 # the short "Address in use")
@@ -60,11 +61,12 @@ _NOT_A_FILE = (
     + r"(?![\w.-])"
 )
 # not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
-# model modules, printed on healthy starts)
+# model modules, printed on healthy starts), nor on bitsandbytes' notice that it fell back to its
+# CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs)
 _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
-    + r"|can be ignored))"
+    + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol))"
 )
 # compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
 # engine that calls it: a missing attribute of one is the installed release, not the caller's bug
@@ -199,3 +201,57 @@ _CAPTURE_REFUSED = (
 # the programs a kernel build at start-up runs (a FileNotFoundError naming one alone: the tool is
 # not installed, or not on the unit's PATH)
 _BUILD_TOOLS = r"(?:ninja|nvcc|hipcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cmake|make|ptxas|cicc)"
+# a compiler a kernel build or a JIT runs, by the name its command line gives it (AWS Neuron's
+# neuronx-cc compiles a model's graphs at start-up as nvcc compiles a JIT's kernels)
+_COMPILERS = (
+    r"(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx|cl|neuronx-cc|neuron-cc)"
+)
+# jit-build-failed's families (see the rule in startup/gpu.py)
+_JIT_FAMILIES: tuple[Family, ...] = (
+    Family(
+        ("CalledProcessError", "RuntimeError", "CompilationError"),
+        words=("ninja", "nvcc", "hipcc", "Error building extension", "CppCompileError"),
+    ),
+    # the compiler's exit status, raised by a kernel builder (torch cpp_extension,
+    # Triton, setuptools, DeepGEMM/flashinfer JIT); MLIRCompilationError is the
+    # MLIR-stage error of Triton's vendor ports (triton-ascend's bishengir, sglang #16360)
+    Family(
+        (
+            "CalledProcessError",
+            "CompileError",
+            "CompilationError",
+            "MLIRCompilationError",
+            "DistutilsExecError",
+        ),
+        frames=code.BUILD_PACKAGES,
+    ),
+    # any exception raised by one of Triton's compiler stages (its own raise site)
+    Family((), site_functions=code.TRITON_COMPILE_STAGES),
+)
+# gpu-unavailable's families (see the rule in startup/gpu.py): no CUDA device the process can use
+_GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
+    Family(
+        ("RuntimeError", "AcceleratorError", "DeferredCudaCallError"),
+        words=(
+            "busy or unavailable",
+            "no CUDA-capable device",
+            "Found no NVIDIA driver",
+            "CUDA driver initialization failed",
+            "Error 802",
+            "system not yet initialized",
+            "No CUDA GPUs are available",
+            "device < num_gpus",
+            "invalid device ordinal",
+            "No HIP GPUs are available",
+            "no ROCm-capable device",
+            "ErrorNoDevice",
+            "CUDA unknown error",
+        ),
+    ),
+    # a code path that refuses to run when torch sees no CUDA device, in its words ending
+    # "requires CUDA." (TGI's sharded models: "Sharded Llama requires CUDA.")
+    Family(
+        ("NotImplementedError", "RuntimeError", "AssertionError", "ValueError"),
+        words=("requires CUDA.",),
+    ),
+)
