@@ -26,23 +26,33 @@ SAFE_WORD = re.compile(r"^[A-Za-z0-9_@+=:,./-]+$")
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # systemd's own line limit is 1 MiB; no value deploy writes comes near this.
 MAX_VALUE = 8192
-# The check oneshot's script; the role, directory and exit base come in as $1, $2 and $3,
-# never spliced in. Each failure has its own exit status (CHECK_FAILURES), so the cause is
-# known from D-Bus even when its stderr line reaches the journal late or without the start's
-# invocation id (journald reads a short-lived process's stream after PID 1's exit lines).
+# The check oneshot's checks, in order: the shell test, and the line it prints when the test
+# fails ({role}, {dir}, {user} filled in by the shell). Failure i of a role exits with
+# CHECK_EXIT_BASE[role] + i, so the cause is known from D-Bus even when the line reaches the
+# journal late or without the start's invocation id (journald reads a short-lived process's
+# stream after PID 1's exit lines); check_failure_line rebuilds the line from the status.
+_CHECKS = (
+    ('[ -d "$dir" ]', "deploy-check: {role} directory {dir} does not exist"),
+    (
+        '[ -r "$dir/config.json" ]',
+        "deploy-check: {role} {dir}/config.json is missing or not readable by {user}",
+    ),
+    (
+        'ls "$dir" | grep -Eq "[.](safetensors|bin)$"',
+        "deploy-check: {role} {dir} has no weight files (*.safetensors)",
+    ),
+)
+CHECK_FAILURES = tuple(said for _, said in _CHECKS)
+CHECK_EXIT_BASE = {"model": 10, "drafter": 20}
+# The script; the role, directory and exit base come in as $1, $2 and $3, never spliced in.
 CHECK_SCRIPT = (
     "role=$1; dir=$2; e=$3; "
-    '[ -d "$dir" ] || { echo "deploy-check: $role directory $dir does not exist" >&2; exit $e; }; '
-    '[ -r "$dir/config.json" ] || { echo "deploy-check: $role $dir/config.json is missing or not readable by $(id -un)" >&2; exit $((e+1)); }; '
-    'ls "$dir" | grep -Eq "[.](safetensors|bin)$" || { echo "deploy-check: $role $dir has no weight files (*.safetensors)" >&2; exit $((e+2)); }; '
-    'echo "deploy-check: $role $dir ok"'
-)
-# role -> the check's exit base; base + i means CHECK_FAILURES[i] (the script's lines, in order)
-CHECK_EXIT_BASE = {"model": 10, "drafter": 20}
-CHECK_FAILURES = (
-    "deploy-check: {role} directory {dir} does not exist",
-    "deploy-check: {role} {dir}/config.json is missing or not readable by {user}",
-    "deploy-check: {role} {dir} has no weight files (*.safetensors)",
+    + "".join(
+        f'{test} || {{ echo "{said.format(role="$role", dir="$dir", user="$(id -un)")}" >&2; '
+        f"exit $((e+{i})); }}; "
+        for i, (test, said) in enumerate(_CHECKS)
+    )
+    + 'echo "deploy-check: $role $dir ok"'
 )
 
 
