@@ -104,6 +104,18 @@ def test_history_result_from_a_real_store(tmp_path: Path) -> None:
     assert history(tmp_path, "absent").releases == []
 
 
+class _Clock:
+    """control's clock in a test: sleeping advances it, so a bound is counted, not timed."""
+
+    now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+
+
 def test_an_unknown_start_waits_for_the_rest_of_its_journal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -163,21 +175,10 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
         text = reads[min(len(calls) - 1, len(reads) - 1)]
         return journal.JournalLines("\n".join(text) + "\n")
 
-    class Clock:
-        """The module's clock: sleeping advances it, so the bound is counted, not timed."""
-
-        now = 0.0
-
-        def monotonic(self) -> float:
-            return self.now
-
-        def sleep(self, s: float) -> None:
-            self.now += s
-
-    unclaimed: list[str] = []
+    unclaimed: list[tuple[int, str]] = []
     since: list[int] = []
 
-    def fake_unclaimed(u: str, *, user: bool, since_us: int) -> list[str]:
+    def fake_unclaimed(u: str, *, user: bool, since_us: int) -> list[tuple[int, str]]:
         since.append(since_us)
         return list(unclaimed)
 
@@ -186,7 +187,7 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
     monkeypatch.setattr(deployer, "_sync_journal", lambda: None)
     spec = profiles.load("kimi-k26-eagle3")
 
-    clock = Clock()
+    clock = _Clock()
 
     def diagnose() -> str:
         calls.clear()
@@ -227,7 +228,7 @@ def test_an_unknown_start_waits_for_the_rest_of_its_journal(
         SYSLOG_IDENTIFIER="deploy-check",
     )
     reads[:] = [[exited, failed]]
-    unclaimed[:] = [orphan]
+    unclaimed[:] = [(3, orphan)]
     since.clear()
     assert diagnose() == "model-not-found"
     assert since and set(since) == {1}  # from the first line of that start on
@@ -271,16 +272,7 @@ def test_a_failed_check_is_named_from_its_exit_status_when_its_line_is_missing(
     )
     monkeypatch.setattr(deployer, "_sync_journal", lambda: None)
 
-    class Clock:
-        now = 0.0
-
-        def monotonic(self) -> float:
-            return self.now
-
-        def sleep(self, s: float) -> None:
-            self.now += s
-
-    monkeypatch.setattr(deployer, "time", Clock())
+    monkeypatch.setattr(deployer, "time", _Clock())
 
     def state(name: str, status: int) -> UnitState:
         return UnitState(
@@ -342,7 +334,7 @@ def test_unclaimed_lines_are_the_units_own_without_an_invocation(
 
     monkeypatch.setattr(deployer.journal, "read", fake_read)
     got = deployer._unclaimed("u.service", user=False, since_us=9_000_000)
-    assert [json.loads(g)["MESSAGE"] for g in got] == ["orphan"]
+    assert [(t, json.loads(g)["MESSAGE"]) for t, g in got] == [(9_700_000, "orphan")]
     assert asked[0]["since"] == "@9" and "invocation" not in asked[0]
     start = journal.JournalLines(
         "\n".join([line(9_000_000, "Main process exited", _PID="1"), line(9_800_000, "later")])

@@ -236,35 +236,32 @@ def diagnose_start(
     return diag
 
 
-def _unclaimed(unit: str, *, user: bool, since_us: int) -> list[str]:
-    """The unit's `-o json` lines since `since_us` (µs since the epoch) that carry no
-    invocation id and are not the service manager's: lines of a process that was gone before
-    journald read its stream. journald learns a line's start from the process's cgroup; once
-    the process has exited it knows the unit (from the stream) but not the start, so a read
-    of the start's journal never returns such a line. Oldest first, the newest 500."""
+def _unclaimed(unit: str, *, user: bool, since_us: int) -> list[tuple[int, str]]:
+    """(time, `-o json` line) of the unit's lines since `since_us` (µs since the epoch) that
+    carry no invocation id and are not the service manager's: lines of a process that was gone
+    before journald read its stream. journald learns a line's start from the process's cgroup;
+    once the process has exited it knows the unit (from the stream) but not the start, so a
+    read of the start's journal never returns such a line. Oldest first, the newest 500."""
     got = journal.read(unit, user=user, since=f"@{since_us // 1_000_000}", lines=500)
     return [
-        got.raw[i]
+        (e.timestamp_us, got.raw[i])
         for i, e in enumerate(got)
         if not e.invocation_id
         and e.pid != 1
         and e.ident != "systemd"
-        and (e.timestamp_us or 0) >= since_us
+        and e.timestamp_us is not None
+        and e.timestamp_us >= since_us
     ]
 
 
-def _with_unclaimed(entries: journal.JournalLines, unclaimed: list[str]) -> journal.JournalLines:
+def _with_unclaimed(
+    entries: journal.JournalLines, unclaimed: list[tuple[int, str]]
+) -> journal.JournalLines:
     """One start's `-o json` journal with `_unclaimed`'s lines put in by time."""
     if not unclaimed:
         return entries
     stamps = {ln: e.timestamp_us or 0 for ln, e in zip(entries.raw, entries, strict=True)}
-    stamps.update(
-        zip(
-            unclaimed,
-            (e.timestamp_us or 0 for e in journal.JournalLines("\n".join(unclaimed))),
-            strict=True,
-        )
-    )
+    stamps.update((ln, t) for t, ln in unclaimed)
     return journal.JournalLines("\n".join(sorted(stamps, key=stamps.__getitem__)) + "\n")
 
 
