@@ -102,6 +102,8 @@ def _family_line(fam: Family) -> str:
     if fam.and_words:
         also = " or ".join(f"“{w}”" for w in fam.and_words)
         joined = (f"{joined} and " if joined else "") + f"whose message also says {also}"
+    if fam.shape_doc:
+        joined = (f"{joined} and " if joined else "") + f"whose message {fam.shape_doc}"
     if fam.site_functions:
         fns = " / ".join(f"`{f}`" for f in fam.site_functions)
         joined = (f"{joined} and " if joined else "") + f"raised by {fns} itself"

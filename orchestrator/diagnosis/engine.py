@@ -685,6 +685,7 @@ def _diagnose_family(
         [entries[j] for j in sorted(set(picked))][:MAX_EVIDENCE],
         matches,
         R.CAUSE,
+        fix=_fmt(family.fix, detail) if family.fix else None,
     )
 
 

@@ -19,6 +19,7 @@ import re._constants as sre_constants
 import re._parser as sre_parser
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 from orchestrator import sglang
@@ -261,6 +262,14 @@ def example(mid: str, **values: object) -> str:
     return sglang.NEWEST.message(mid).line(**values)
 
 
+SHAPE_CHARS = 2000
+
+
+@cache
+def _shape(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)
+
+
 @dataclass(frozen=True)
 class Family:
     """One of a rule's exception families, over the structure rather than the wording: it names the
@@ -290,6 +299,15 @@ class Family:
     # the frame that raised it (the innermost) is in one of these modules (a package's own
     # module-level code, not a user's script that imports it)
     site_frames: tuple[str, ...] = ()
+    # the message must ALSO read like this regular expression (searched in its first
+    # SHAPE_CHARS characters; bounded repeats only, so linear): a relation that words alone
+    # cannot say ("requires" followed by a GPU generation, not "SM90 ... requires both
+    # scales"); `shape_doc` says it in words for the docs
+    shape: str = ""
+    shape_doc: str = ""
+    # what to change, when the family's cause asks for another fix than the rule's patterns
+    # (a template over exc, msg, frame and the rule's details, like `summary`)
+    fix: str | None = None
 
     def matches(
         self,
@@ -309,6 +327,8 @@ class Family:
         if self.unless and any(w in message for w in self.unless):
             return False
         if self.and_words and not any(w in message for w in self.and_words):
+            return False
+        if self.shape and _shape(self.shape).search(message[:SHAPE_CHARS]) is None:
             return False
         if self.site_functions and site_function not in self.site_functions:
             return False

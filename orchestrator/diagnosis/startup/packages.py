@@ -25,9 +25,11 @@ from orchestrator.diagnosis.startup.patterns import (
     _CUDA_RUNTIME_LIB,
     _DRIVER_LIBS,
     _HUB_REFUSED,
+    _INSTALL_HINTS,
     _NOT_A_FILE,
     _NOT_BENIGN,
     _NOT_DRIVER_LIB,
+    _UPGRADE_HINTS,
 )
 from orchestrator.sglang import code
 
@@ -68,6 +70,25 @@ RULES: tuple[Rule, ...] = (
                 site_functions=("<module>",),
                 site_frames=("site-packages/", "dist-packages/", *code.SRT_TREE),
                 summary="an installed package failed while it was being imported (its code does not fit the installed release of what it imports): {exc}: {msg}",
+            ),
+            # a package missing, in the words of whoever needs it rather than Python's ("Petit
+            # is not installed. Please install it with `pip install petit-kernel`"): a missing
+            # package named in any wording, unless it asks for another version
+            Family(
+                (
+                    "ValueError",
+                    "RuntimeError",
+                    "AssertionError",
+                    "Exception",
+                    "OSError",
+                    "NotImplementedError",
+                    "AttributeError",
+                    "EnvironmentError",
+                ),
+                words=_INSTALL_HINTS,
+                unless=_UPGRADE_HINTS,
+                summary="a package this configuration needs is not installed: {exc}: {msg}",
+                fix="install what the message names into the unit's venv, as the service user's Python sees it (`<venv>/bin/pip install ...`, the command the message gives), or drop the flag that needs it; then check `<venv>/bin/python -c 'import sglang.launch_server'`",
             ),
             # transformers refusing a config class a package registers because transformers
             # now ships its own for that model: the package is older than transformers
@@ -513,6 +534,12 @@ RULES: tuple[Rule, ...] = (
                     # vLLM's, for a directory without config.json (or params.json)
                     "No supported config format found in",
                 ),
+            ),
+            # a model directory without weight files, in a loader's words (SGLang's "No model
+            # weights found in: `<path>`", vLLM's "Cannot find any model weights with")
+            Family(
+                ("RuntimeError", "ValueError", "OSError", "FileNotFoundError"),
+                words=("No model weights found in", "Cannot find any model weights"),
             ),
             # the model path's config read as JSON and not JSON (a .pth or .safetensors file
             # given as the model path, a truncated download): the decode error under

@@ -171,6 +171,71 @@ _GPU_GENERATIONS = (
     "SM8",
     "SM9",
 )
+# A GPU generation named as what a feature needs, in the words of the code that checks it
+# (SGLang's argument hooks and quantisation methods, from its own sources: "MXFP4 Marlin
+# requires SM90+.", "--kv-cache-dtype=nvfp4 requires Blackwell SM100 or SM120", "needs a
+# Blackwell (SM100+) device", "is supported only on NVIDIA Blackwell SM100/SM103 GPUs",
+# "only supports sm 75 and above"): the requirement AND the generation, in that relation
+# ("SM90 Humming MXFP4 MoE requires both expert residual scales" names none). Bounded
+# repeats only: linear on any line.
+_GPU_GENERATION = (
+    r"(?:\bSM ?\d{2,3}|\bsm[_ ]?\d{2,3}|\bSM\d{1,2}x\b|\b(?:Blackwell|Hopper|Ampere|Turing|Volta)\b"
+    r"|\bgfx\d{2,4}|\bMI\d{3}\b)"
+)
+_NEEDS_GPU_GENERATION = (
+    r"\b(?:requires?|needs?|only supports?|only supported (?:on|by|for)|supported only (?:on|by)"
+    r"|not supported on|only available on|only works on)\b[^.;\n]{0,40}?"
+    + _GPU_GENERATION
+    + r"|"
+    + _GPU_GENERATION
+    + r"[\w/() -]{0,24}?(?:\+|\b(?:and|or) (?:above|newer|later)\b)"
+)
+_NEEDS_GPU_GENERATION_DOC = (
+    "names a GPU generation (SM90, sm_100, Blackwell, Hopper, gfx950, ...) as what it requires, "
+    "needs or only supports, or as a floor (\u201cSM90+\u201d, \u201cand above\u201d, \u201cor newer\u201d)"
+)
+# a package missing, in the words of whoever needs it rather than Python's ("Petit is not
+# installed. Please install it with `pip install petit-kernel`", "--enable-http2 requires the
+# 'granian' package. Install it with: pip install ...": SGLang's own checks)
+_INSTALL_HINTS = (
+    # (a bare "pip install" is not enough: "requires a GPU. See the pip install docs")
+    "install with `pip install",
+    "install with: pip install",
+    "Install with `pip install",
+    "Install with: pip install",
+    "by running `pip install",
+    "Please install",
+    "please install",
+    "is not installed",
+    "are not installed",
+    "Install it with",
+    "install it with",
+    "must be installed",
+    "needs to be installed",
+    "not found in your environment",
+)
+# ... unless it asks for another version of an installed package (that is a version
+# mismatch: kernel-package-mismatch names the compiled ones)
+_UPGRADE_HINTS = ("upgrade", "Upgrade", ">=", "newer version", "version of")
+# a memory pool that does not fit, in the words of the code that sizes it
+_NO_ROOM = (
+    "leaves no room",
+    "leave no room",
+    "Not enough memory",
+    "not enough memory",
+    "Not enough space for",
+    "not enough space for",
+    "no GPU memory left",
+    "leave no GPU memory",
+)
+_NOT_DEVICE_MEMORY = (
+    "host memory",
+    "Host memory",
+    "CPU memory",
+    "disk",
+    "/dev/shm",
+    "shared memory",
+)
 # the Hub's refusal of a request, as clients word it
 _HUB_REFUSED = (
     "gated",
@@ -253,5 +318,17 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
     Family(
         ("NotImplementedError", "RuntimeError", "AssertionError", "ValueError"),
         words=("requires CUDA.",),
+    ),
+    # no accelerator at all, in the words of a platform probe (SGLang's: "No supported
+    # accelerator (CUDA/XPU) available", "torch_npu detected, but NPU device is not available
+    # or visible", "nvidia-smi not found. Ensure NVIDIA drivers are installed and accessible.")
+    Family(
+        ("RuntimeError", "AssertionError", "ValueError"),
+        words=(
+            "No supported accelerator",
+            "No accelerator",
+            "not available or visible",
+            "drivers are installed and accessible",
+        ),
     ),
 )

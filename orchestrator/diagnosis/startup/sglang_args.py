@@ -28,6 +28,8 @@ from orchestrator.diagnosis.startup.patterns import (
     _ATTENTION_IMPLS,
     _DRAFT_CLASS_WORDS,
     _GPU_GENERATIONS,
+    _NEEDS_GPU_GENERATION,
+    _NEEDS_GPU_GENERATION_DOC,
 )
 from orchestrator.sglang import code
 
@@ -369,7 +371,19 @@ RULES: tuple[Rule, ...] = (
                     # block_n 128 against output_partition_size = 576 at some TP sizes)
                     "partition",
                     "weight quantization block",
+                    # SGLang's per-shard sizes: "hidden_size 7168 not divisible by attn tp 6"
+                    "attn tp",
+                    "moe_tp_size",
                 ),
+            ),
+            # a TP shard of a block-quantised MoE weight, in SGLang's words ("please make sure
+            # (moe_intermediate_size=1536 / moe_tp_size=8) % weight_block_size_n=128 == 0")
+            Family(
+                ("ValueError", "AssertionError"),
+                words=("weight_block_size",),
+                and_words=("tp_size", "tp size"),
+                summary="a TP shard of a block-quantised MoE weight is not a whole number of blocks: {exc}: {msg}",
+                fix="each GPU's share of the MoE weight must be a multiple of the checkpoint's quantisation block ({msg}): choose a --tp-size (or --ep-size, which takes the experts off tensor parallelism) for which it is",
             ),
         ),
         title="tp_size does not divide the model's heads (or another dimension)",
@@ -410,6 +424,25 @@ RULES: tuple[Rule, ...] = (
     Rule(
         id="attention-backend-unsupported",
         families=(
+            # an attention backend refused on this GPU generation by the code that checks it,
+            # in any wording ("--dsv4-attn-backend trtllm requires an SM100/SM103 (Blackwell)
+            # GPU", or raised in an attention backend's own code): the backend, the requirement
+            # and the generation it names
+            Family(
+                ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
+                words=(
+                    "attention backend",
+                    "attention_backend",
+                    "attention-backend",
+                    "attn-backend",
+                    "attn_backend",
+                    "MLA backend",
+                    "MHA backend",
+                ),
+                frames=code.ATTENTION_PACKAGES,
+                shape=_NEEDS_GPU_GENERATION,
+                shape_doc=_NEEDS_GPU_GENERATION_DOC,
+            ),
             Family(
                 ("ValueError", "AssertionError", "NotImplementedError", "RuntimeError"),
                 words=("backend", "head_dim", "head size", "head_size"),
