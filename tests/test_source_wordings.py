@@ -210,6 +210,7 @@ LOOKALIKES: list[tuple[str, str, str]] = [
 ]
 
 
+@pytest.mark.usefixtures("rules_only")
 @pytest.mark.parametrize(("path", "exc", "msg"), LOOKALIKES, ids=lambda v: str(v)[:48])
 def test_lookalikes_stay_out(path: str, exc: str, msg: str) -> None:
     d = classify_text(_raised(path, exc, msg))
@@ -251,3 +252,34 @@ def test_family_shapes_stay_linear_on_long_lines() -> None:
             rx.search(line)
             worst = max(worst, time.perf_counter() - t)
     assert worst < 0.5, worst
+
+
+@pytest.mark.usefixtures("rules_only")
+def test_a_model_configs_own_head_check_is_not_a_tp_size() -> None:
+    """transformers checks hidden_size against the head count in dozens of model classes
+    (configuration and modeling files): a malformed config, whatever the TP size. The rules
+    leave it alone (the corpus vocabulary may still read it by its words, as a reading)."""
+    for path, msg in (
+        (
+            "transformers/models/bloom/modeling_bloom.py",
+            "`hidden_size` must be divisible by num_heads (got `hidden_size`: 4096 and `num_heads`: 30).",
+        ),
+        (
+            "transformers/models/gpt_neox/configuration_gpt_neox.py",
+            "The hidden size is not divisible by the number of attention heads! Make sure to update them!",
+        ),
+    ):
+        text = (
+            "Traceback (most recent call last):\n"
+            f'  File "/usr/local/lib/python3.12/dist-packages/{path}", line 80, in __init__\n'
+            "    raise ValueError(\n"
+            f"ValueError: {msg}\n"
+        )
+        assert classify_text(text).category != "tp-size-indivisible", msg
+    # a parallel size named still is one
+    assert (
+        classify_text(
+            "ValueError: Total number of attention heads (40) must be divisible by tensor parallel size (6)."
+        ).category
+        == "tp-size-indivisible"
+    )

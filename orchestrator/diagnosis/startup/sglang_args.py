@@ -354,7 +354,9 @@ RULES: tuple[Rule, ...] = (
         id="tp-size-indivisible",
         families=(
             # a dimension that a parallel size must divide (not any "divisible by": a block or
-            # page size is another check)
+            # page size is another check, and so is a model config's own "hidden_size must be
+            # divisible by num_heads", which transformers checks in dozens of model classes
+            # whatever the TP size)
             Family(
                 ("AssertionError", "ValueError"),
                 words=("divisible by", "must divide"),
@@ -366,7 +368,6 @@ RULES: tuple[Rule, ...] = (
                     "world_size",
                     "world size",
                     "num_shards",
-                    "heads",
                     # a weight's per-GPU shard that a quantisation block must divide (FP8
                     # block_n 128 against output_partition_size = 576 at some TP sizes)
                     "partition",
