@@ -1,6 +1,7 @@
 """SGLang's own refusals land in their categories whatever the release: the messages here are
 taken from SGLang's sources (the `raise`/`assert` sites of sglang/srt in releases 0.3.6.post3,
-0.4.6.post5, 0.4.10.post2, 0.5.11 and 0.5.23, their placeholders filled in), each raised from
+0.4.6.post5, 0.4.10.post2, 0.5.11 and 0.5.23, their placeholders filled in), and a few from the
+libraries under it (torch 2.13's torch.cuda, transformers 5.19, vLLM 0.11.0), each raised from
 the file that raises it. None is taken from tests/logs/real/. They hold the exception families
 that carry a cause over to wordings no pattern knows: a feature that needs another GPU
 generation, a package named as missing in the code's own words, a memory pool with no room
@@ -156,6 +157,32 @@ SOURCE: list[tuple[str, str, str, str]] = [
         "RuntimeError",
         "nvidia-smi not found. Ensure NVIDIA drivers are installed and accessible.",
         "gpu-unavailable",
+    ),
+    # ... and from the libraries under it (torch.cuda, transformers' quantizers)
+    (
+        "../torch/cuda/__init__.py",
+        "RuntimeError",
+        "device 3 is not visible (CUDA_VISIBLE_DEVICES=0,1)",
+        "gpu-unavailable",
+    ),
+    (
+        "../torch/cuda/__init__.py",
+        "RuntimeError",
+        "cuda driver can't be loaded, is cuda enabled?",
+        "gpu-unavailable",
+    ),
+    (
+        "../transformers/quantizers/quantizer_finegrained_fp8.py",
+        "RuntimeError",
+        "No GPU or XPU found. A GPU or XPU is needed for FP8 quantization.",
+        "gpu-unavailable",
+    ),
+    # an allocation the engine blames on memory (vLLM's linear layers)
+    (
+        "../vllm/model_executor/layers/linear.py",
+        "RuntimeError",
+        "Failed to create unquantized linear weights. This may be caused by insufficient memory to allocate the weight.",
+        "cuda-oom",
     ),
     # a model directory without weights
     (

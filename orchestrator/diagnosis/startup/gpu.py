@@ -677,6 +677,10 @@ RULES: tuple[Rule, ...] = (
             ),
             # a runtime's own out-of-memory status, raised by any wrapper
             Family((), words=_DEVICE_OOM_CODES),
+            # an allocation at load time that the engine itself blames on memory (vLLM's "Failed
+            # to create unquantized linear weights. This may be caused by insufficient memory to
+            # allocate the weight.")
+            Family(("RuntimeError",), words=("caused by insufficient memory to allocate",)),
             # SGLang's memory pools finding no room on the GPU for the KV cache (or a model's
             # state cache) after the weights, in any release's words ("... leaves no room for
             # the full KV pool", "Not enough space for mamba cache, try to increase
@@ -695,7 +699,7 @@ RULES: tuple[Rule, ...] = (
                     "memory_ratio",
                 ),
                 unless=P._NOT_DEVICE_MEMORY,
-                summary="the GPU memory left after the weights does not hold SGLang's memory pool: {exc}: {msg}",
+                summary="the GPU memory left after the weights does not hold the engine's memory pool: {exc}: {msg}",
                 fix="the pool does not fit in what the weights leave of the GPU ({msg}): do what the message asks (raise --mem-fraction-static, or lower --max-running-requests / --context-length), or spread the model over more GPUs (a larger --tp-size) or use a smaller checkpoint",
             ),
         ),

@@ -321,7 +321,9 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
     ),
     # no accelerator at all, in the words of a platform probe (SGLang's: "No supported
     # accelerator (CUDA/XPU) available", "torch_npu detected, but NPU device is not available
-    # or visible", "nvidia-smi not found. Ensure NVIDIA drivers are installed and accessible.")
+    # or visible", "nvidia-smi not found. Ensure NVIDIA drivers are installed and accessible.";
+    # torch.cuda's "device 3 is not visible (CUDA_VISIBLE_DEVICES=0,1)", "cuda driver can't be
+    # loaded"; transformers' quantizers' "No GPU or XPU found.")
     Family(
         ("RuntimeError", "AssertionError", "ValueError"),
         words=(
@@ -329,6 +331,11 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
             "No accelerator",
             "not available or visible",
             "drivers are installed and accessible",
+            "is not visible (CUDA_VISIBLE_DEVICES",
+            "is not visible (HIP_VISIBLE_DEVICES",
+            "driver can't be loaded",
+            "No GPU found",
+            "No GPU or XPU found",
         ),
     ),
 )
