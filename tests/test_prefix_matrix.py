@@ -17,9 +17,11 @@ LOGS = Path(__file__).resolve().parent / "logs"
 TARGET = 0.99
 
 
-def _corpus() -> list[tuple[str, str, str]]:
-    """(name, text, category): the -o cat fixtures, the run-time ones, the real logs."""
-    out: list[tuple[str, str, str]] = []
+def _corpus() -> list[tuple[str | None, str, str]]:
+    """(name, text, category): the -o cat fixtures, the run-time ones, the real logs. A
+    held-out log is named None: what the engine answers on it is never printed (a failing
+    run's output reaches whoever tunes the rules), only counted."""
+    out: list[tuple[str | None, str, str]] = []
     for folder in (LOGS, LOGS / "runtime"):
         expected = json.loads((folder / "expected.json").read_text())
         for name, category in sorted(expected.items()):
@@ -28,7 +30,8 @@ def _corpus() -> list[tuple[str, str, str]]:
     real = LOGS / "real"
     for e in json.loads((real / "index.json").read_text()):
         text = (real / e["file"]).read_text(errors="replace")
-        out.append((f"real/{e['id']}", text, e["category"]))
+        name = None if e.get("held_out", False) else f"real/{e['id']}"
+        out.append((name, text, e["category"]))
     return out
 
 
@@ -108,6 +111,7 @@ def test_the_prefix_matrix_keeps_every_category() -> None:
     corpus = _corpus()
     total = kept = 0
     lost: list[str] = []
+    held_out_lost = 0
     by_shipper: dict[str, int] = {}
     for name, text, _ in corpus:
         category = classify_text(text).category  # what the bare log gets (the corpus's own
@@ -119,7 +123,10 @@ def test_the_prefix_matrix_keeps_every_category() -> None:
             if got == category:
                 kept += 1
             else:
-                lost.append(f"{shipper}: {name}: want {category}, got {got}")
+                if name is None:
+                    held_out_lost += 1
+                else:
+                    lost.append(f"{shipper}: {name}: want {category}, got {got}")
                 by_shipper[shipper] = by_shipper.get(shipper, 0) + 1
     share = kept / total
     print(
@@ -130,8 +137,10 @@ def test_the_prefix_matrix_keeps_every_category() -> None:
         print(f"  {s:26} lost {n}")
     for w in lost[:80]:
         print("  LOST " + w)
+    if held_out_lost:
+        print(f"  LOST on held-out logs (not named): {held_out_lost}")
     assert len(SHIPPERS) >= 12
-    assert share >= TARGET, lost
+    assert share >= TARGET, (lost, f"{held_out_lost} on held-out logs")
 
 
 @pytest.mark.parametrize(
