@@ -491,8 +491,8 @@ def _ignored_import() -> str:
             [("/x/app/client.py", "fetch")],
             "httpx.ConnectError: [Errno 111] Connection refused",
         ),
-        # LoRA named without a refusal
-        "ValueError: LoRA rank 64 is larger than max_lora_rank 16",
+        # LoRA named without a refusal (an adapter above max_lora_rank is one: lora-unsupported)
+        "2026-01-02 10:00:00 INFO Loaded LoRA adapter sql: rank 64, max_lora_rank 64",
         # a CalledProcessError outside any kernel builder
         _tb(
             [("/x/app/deploy.py", "run")],

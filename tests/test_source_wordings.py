@@ -184,6 +184,13 @@ SOURCE: list[tuple[str, str, str, str]] = [
         "Failed to create unquantized linear weights. This may be caused by insufficient memory to allocate the weight.",
         "cuda-oom",
     ),
+    # an adapter above the rank the server reserved for LoRA
+    (
+        "lora/lora_manager.py",
+        "ValueError",
+        "LoRA adapter sql with rank 128 is incompatible with the current LoRA memory pool configuration. Please ensure that the LoRA adapter's rank is within the configured `--max-lora-rank` and that the target modules are included in `--lora-target-modules`.",
+        "lora-unsupported",
+    ),
     # a model directory without weights
     (
         "model_loader/loader.py",

@@ -588,6 +588,20 @@ RULES: tuple[Rule, ...] = (
                 # a frame in a lora/ package (not a virtualenv that happens to be named lora)
                 context=r'File "[^"]*/lora/[\w/]*\.py"|lora_manager|get_lora_layer',
             ),
+            # an adapter of a higher rank than the server was started for: vLLM's PEFT check
+            # ("LoRA rank 64 is greater than max_lora_rank 16.") and SGLang's memory pool
+            # ("LoRA adapter sql with rank 64 is incompatible with the current LoRA memory pool
+            # configuration"), the numbers taken for the fix
+            pat(
+                r"(?P<msg>LoRA rank (?P<rank>\d+) is (?:greater|larger) than max_lora_rank (?P<max>\d+).*)",
+                summary="the LoRA adapter's rank is above the server's maximum: {msg}",
+                fix="the adapter's rank ({rank}) is above the rank the server reserved for LoRA ({max}): start it with --max-lora-rank {rank} or more, or load an adapter of rank {max} or less",
+            ),
+            pat(
+                r"(?P<msg>LoRA adapter (?P<adapter>\S+) with rank (?P<rank>\d+) is incompatible with the current LoRA memory pool.*)",
+                summary="the LoRA adapter does not fit the LoRA memory pool the server reserved: {msg}",
+                fix="adapter {adapter} has rank {rank}: start the server with --max-lora-rank {rank} or more, and with every module the adapter targets in --lora-target-modules (or `all`)",
+            ),
             # torch's load_state_dict words for a tensor of another shape, where the tensor is a
             # LoRA adapter's (any loader: PEFT, SGLang, vLLM): the adapter was made for another
             # base model, another rank / target layout, or by another PEFT release
@@ -613,6 +627,8 @@ RULES: tuple[Rule, ...] = (
             # not from the corpus: an adapter for modules the LoRA code does not map
             "ValueError: Cannot find target module name for base_model.model.model.layers.0.mlp.shared_expert.gate_proj.lora_A.weight in {'qkv_proj', 'o_proj'}",
             "NotImplementedError: LoRA adapters with modules_to_save (embed_tokens) aren't supported: the adapter's vocabulary differs from the base model's",
+            # an adapter above the server's rank (vLLM's peft_helper.py wording)
+            "ValueError: LoRA rank 64 is greater than max_lora_rank 16.",
             # not from the corpus: torch's load_state_dict wording (nn/modules/module.py) for an
             # adapter of another rank
             "RuntimeError: Error(s) in loading state_dict for PeftModelForCausalLM:\n"
