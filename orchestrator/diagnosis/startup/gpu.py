@@ -433,16 +433,7 @@ RULES: tuple[Rule, ...] = (
                     "code object for all current devices",
                 ),
             ),
-            # a feature refused on this GPU generation by the code that checks it, in any
-            # wording: the requirement and the generation it names (SGLang's argument hooks
-            # and quantisation methods: "MXFP4 Marlin requires SM90+.")
-            Family(
-                ("ValueError", "RuntimeError", "AssertionError", "NotImplementedError"),
-                shape=P._NEEDS_GPU_GENERATION,
-                shape_doc=P._NEEDS_GPU_GENERATION_DOC,
-                summary="a feature this configuration uses needs another GPU generation: {exc}: {msg}",
-                fix="this GPU is not of the generation the feature needs ({msg}): drop the flag, quantisation or backend that asks for it (or take the alternative the message names), or run on GPUs of that generation; `nvidia-smi --query-gpu=name,compute_cap --format=csv` shows this box's",
-            ),
+            P._NEEDS_GPU_GENERATION_FAMILY,
         ),
         title="kernels not built for this GPU (or too old)",
         summary="GPU kernels do not support this GPU or are too old: {msg}",
@@ -677,31 +668,7 @@ RULES: tuple[Rule, ...] = (
             ),
             # a runtime's own out-of-memory status, raised by any wrapper
             Family((), words=_DEVICE_OOM_CODES),
-            # an allocation at load time that the engine itself blames on memory (vLLM's "Failed
-            # to create unquantized linear weights. This may be caused by insufficient memory to
-            # allocate the weight.")
-            Family(("RuntimeError",), words=("caused by insufficient memory to allocate",)),
-            # SGLang's memory pools finding no room on the GPU for the KV cache (or a model's
-            # state cache) after the weights, in any release's words ("... leaves no room for
-            # the full KV pool", "Not enough space for mamba cache, try to increase
-            # --mamba-full-memory-ratio"); the host's memory is host-memory-exhausted's
-            Family(
-                ("RuntimeError", "ValueError", "AssertionError"),
-                words=P._NO_ROOM,
-                and_words=(
-                    "KV",
-                    "kv",
-                    "cache",
-                    "pool",
-                    "mem-fraction",
-                    "mem_fraction",
-                    "memory-ratio",
-                    "memory_ratio",
-                ),
-                unless=P._NOT_DEVICE_MEMORY,
-                summary="the GPU memory left after the weights does not hold the engine's memory pool: {exc}: {msg}",
-                fix="the pool does not fit in what the weights leave of the GPU ({msg}): do what the message asks (raise --mem-fraction-static, or lower --max-running-requests / --context-length), or spread the model over more GPUs (a larger --tp-size) or use a smaller checkpoint",
-            ),
+            *P._NO_ROOM_FAMILIES,
         ),
         title="out of GPU memory",
         summary="GPU {gpu} ran out of memory (tried to allocate {tried}, {free} free of {total})",

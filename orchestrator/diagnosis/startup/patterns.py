@@ -236,6 +236,45 @@ _NOT_DEVICE_MEMORY = (
     "/dev/shm",
     "shared memory",
 )
+# cuda-oom's families for an engine's own words about device memory
+_NO_ROOM_FAMILIES: tuple[Family, ...] = (
+    # an allocation at load time that the engine itself blames on memory (vLLM's "Failed
+    # to create unquantized linear weights. This may be caused by insufficient memory to
+    # allocate the weight.")
+    Family(("RuntimeError",), words=("caused by insufficient memory to allocate",)),
+    # SGLang's memory pools finding no room on the GPU for the KV cache (or a model's
+    # state cache) after the weights, in any release's words ("... leaves no room for
+    # the full KV pool", "Not enough space for mamba cache, try to increase
+    # --mamba-full-memory-ratio"); the host's memory is host-memory-exhausted's
+    Family(
+        ("RuntimeError", "ValueError", "AssertionError"),
+        words=_NO_ROOM,
+        and_words=(
+            "KV",
+            "kv",
+            "cache",
+            "pool",
+            "mem-fraction",
+            "mem_fraction",
+            "memory-ratio",
+            "memory_ratio",
+        ),
+        unless=_NOT_DEVICE_MEMORY,
+        summary="the GPU memory left after the weights does not hold the engine's memory pool: {exc}: {msg}",
+        fix="the pool does not fit in what the weights leave of the GPU ({msg}): do what the message asks (raise --mem-fraction-static, or lower --max-running-requests / --context-length), or spread the model over more GPUs (a larger --tp-size) or use a smaller checkpoint",
+    ),
+)
+# kernel-unsupported-arch's family for a feature refused on this GPU generation
+# (a feature refused on this GPU generation by the code that checks it, in any wording: the
+# requirement and the generation it names; SGLang's argument hooks and quantisation methods:
+# "MXFP4 Marlin requires SM90+.")
+_NEEDS_GPU_GENERATION_FAMILY = Family(
+    ("ValueError", "RuntimeError", "AssertionError", "NotImplementedError"),
+    shape=_NEEDS_GPU_GENERATION,
+    shape_doc=_NEEDS_GPU_GENERATION_DOC,
+    summary="a feature this configuration uses needs another GPU generation: {exc}: {msg}",
+    fix="this GPU is not of the generation the feature needs ({msg}): drop the flag, quantisation or backend that asks for it (or take the alternative the message names), or run on GPUs of that generation; `nvidia-smi --query-gpu=name,compute_cap --format=csv` shows this box's",
+)
 # the Hub's refusal of a request, as clients word it
 _HUB_REFUSED = (
     "gated",
