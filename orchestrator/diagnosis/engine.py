@@ -61,6 +61,7 @@ from orchestrator.diagnosis.answer import (
     Diagnosis,
 )
 from orchestrator.diagnosis.docs import troubleshooting_markdown
+from orchestrator.diagnosis.enrich import note_port
 from orchestrator.diagnosis.flags import flags_from_log
 from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.diagnosis.model import Family, Signal
@@ -619,21 +620,13 @@ def _diagnose_signal(
     detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
     detail["msg"] = text if len(text) <= 300 else text[:297] + "..."
     detail["kind"] = ", ".join(kinds)
-    _note_port(detail, text)
+    note_port(detail, text)
     _enrich(rule, detail, entries, index)
     summary = _fmt(signal.summary or (rule.title + " ({msg})"), detail)
     return _rule_answer(rule, detail, summary, [entries[index]], matches, signal.role)
 
 
-_PORT = re.compile(r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b")
 _QUOTED = re.compile(r"['\"`]([\w.-]{1,200})['\"`]")
-
-
-def _note_port(detail: dict[str, str], text: str) -> None:
-    """The port a line names, where the rule's detail has none yet."""
-    port = _PORT.search(text)
-    if port is not None and detail.get("port", "?") in ("?", ""):
-        detail["port"] = port[1]
 
 
 def _enrich(
@@ -668,7 +661,7 @@ def _diagnose_family(
     q = _QUOTED.search(first)
     if q is not None:
         detail.setdefault("module", q[1])
-    _note_port(detail, first)
+    note_port(detail, first)
     site = raised.site
     if site is not None:
         detail["frame"] = f"{site.module_path()}:{site.line} in {site.function}"

@@ -414,6 +414,20 @@ def _enrich_jit(detail: dict[str, str], text: str) -> None:
         )
 
 
+# where one line names a port (an address, "port N"): any rule's detail may take it
+_PORT_IN_LINE = re.compile(
+    r"(?:\bport\b\D{0,3}|\]:|\b\d{1,3}(?:\.\d{1,3}){3}:|\blocalhost:)(\d{2,5})\b"
+)
+
+
+def note_port(detail: dict[str, str], line: str) -> None:
+    """The port `line` names, where the rule's detail has none yet (before the rule's own
+    enricher, which may look wider: `_enrich_port`)."""
+    port = _PORT_IN_LINE.search(line)
+    if port is not None and detail.get("port", "?") in ("?", ""):
+        detail["port"] = port[1]
+
+
 # where a log names the port a server was asked to bind (its command line, its own banner)
 _PORT_IN_TEXT = re.compile(
     r"--port[= ](\d{2,5})\b|\bport=(\d{2,5})\b|Uvicorn running on https?://[^\s:]+:(\d{2,5})"
