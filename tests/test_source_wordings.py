@@ -317,3 +317,32 @@ def test_a_model_configs_own_head_check_is_not_a_tp_size() -> None:
         ).category
         == "tp-size-indivisible"
     )
+
+
+def test_sglangs_argument_parser_refusing_a_flag_gets_a_fix_from_the_flag_tables() -> None:
+    """argparse's refusal has no category (an unknown answer), but the flag tables of the
+    releases deploy knows say where a flag lives: the fix names them, or the nearest spelling."""
+    d = classify_text(
+        "usage: launch_server.py [-h] --model-path MODEL_PATH\n"
+        "launch_server.py: error: unrecognized arguments: --reasoning_parser kimi_k2"
+    )
+    assert d.category == "unknown"
+    assert "--reasoning_parser is no flag of any SGLang release deploy knows" in d.fix
+    assert "nearest: --reasoning-parser" in d.fix
+    d = classify_text(
+        "launch_server.py: error: unrecognized arguments: --served-model-name minimax-h3"
+    )
+    assert "--served-model-name is a flag of other SGLang releases" in d.fix
+    d = classify_text(
+        "sglang: error: argument --attention-backend: invalid choice: 'torch_sdpa' "
+        "(choose from 'triton', 'torch_native')"
+    )
+    assert "'torch_sdpa' is not among the values --attention-backend takes" in d.fix
+    d = classify_text(
+        "sglang: error: argument --attention-backend: invalid choice: 'fa3' "
+        "(choose from 'triton', 'torch_native')"
+    )
+    assert "--attention-backend fa3 is a choice of other SGLang releases" in d.fix
+    # another program's parser: SGLang's tables say nothing of its flags
+    d = classify_text("mlx_vlm.server: error: unrecognized arguments: --trust-remote-code")
+    assert "SGLang" not in d.fix

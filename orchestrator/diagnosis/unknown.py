@@ -17,6 +17,7 @@ from orchestrator.diagnosis.answer import (
     Diagnosis,
 )
 from orchestrator.diagnosis.journal import JournalEntry
+from orchestrator.sglang.flags import refused_choice_hint, refused_flag_hint
 
 __all__ = ["unknown_answer"]
 
@@ -32,6 +33,32 @@ def _first_traceback_exception(
                     if j not in echoes:
                         return j
                     break
+    return None
+
+
+# SGLang's argument parser refusing its command line (argparse's words; the program is SGLang's:
+# `launch_server.py`, `sglang`, `python3 -m sglang.launch_server`): no category, but the flag
+# tables of the releases deploy knows can say which releases have the flag or the value
+_SGLANG_ARGPARSE = re.compile(
+    r"(?:launch_server(?:\.py)?|sglang(?: serve)?): error: (?:unrecognized arguments: (?P<flags>[^\n]{1,400})"
+    r"|argument (?P<arg>--[\w-]{1,80})(?:/[\w-]{1,80})?: invalid choice: '(?P<value>[^'\n]{0,80})')"
+)
+
+
+def _refused_flags_fix(entries: Sequence[JournalEntry], errorish: Sequence[int]) -> str | None:
+    """The fix for SGLang's argument parser refusing flags or a value, if a line says so."""
+    for i in errorish:
+        m = _SGLANG_ARGPARSE.search(entries[i].text)
+        if m is None:
+            continue
+        if m["flags"]:
+            hints = [refused_flag_hint(w) for w in m["flags"].split() if w.startswith("--")]
+            if hints:
+                return "SGLang's argument parser refused the command line: " + "; ".join(hints[:3])
+        elif m["arg"]:
+            return "SGLang's argument parser refused a value: " + refused_choice_hint(
+                m["arg"], m["value"]
+            )
     return None
 
 
@@ -131,7 +158,8 @@ def unknown_answer(
         category="unknown",
         summary=summary,
         evidence=evidence,
-        fix=(
+        fix=_refused_flags_fix(entries, errorish)
+        or (
             "read the evidence (the first lines are the likeliest cause) and the full log "
             "(`deploy logs`); if an earlier start or another rank printed the error, classify that "
             "invocation; report the lines so a rule can be added"

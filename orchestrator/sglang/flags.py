@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from orchestrator.sglang import release
+from orchestrator.sglang import RELEASES, release
 
 
 @dataclass(frozen=True)
@@ -219,3 +220,39 @@ def from_argv(argv: Sequence[str], *, version: str | None = None) -> dict[str, A
             out[name] = True
         i = j
     return out
+
+
+def refused_flag_hint(spelling: str) -> str:
+    """What the flag tables of the releases deploy knows say of a flag an SGLang argument
+    parser refused (`unrecognized arguments: --reasoning-parser`): whether some of them have
+    it, else the nearest spellings they do have. For the fix of a log no rule names; it names
+    no release number (the log's box may run any)."""
+    name = spelling.split("=", 1)[0]
+    if any(name in table(v).by_flag() for v in RELEASES):
+        return (
+            f"{name} is a flag of other SGLang releases (deploy's flag tables), not of the one "
+            "that refused it: run a release that has it (`deploy validate` checks a profile's "
+            "flags against its release), or drop the flag"
+        )
+    known = sorted({s for v in RELEASES for s in table(v).by_flag() if s.startswith("--")})
+    near = get_close_matches(name, known, n=3, cutoff=0.75)
+    also = f" (nearest: {', '.join(near)})" if near else ""
+    return (
+        f"{name} is no flag of any SGLang release deploy knows{also}: check its spelling against "
+        "`python -m sglang.launch_server --help` of the installed release, or drop it"
+    )
+
+
+def refused_choice_hint(spelling: str, value: str) -> str:
+    """The same, for a value an SGLang argument parser refused (`argument --tool-call-parser:
+    invalid choice: 'llama4'`): whether other releases' choices hold it."""
+    for v in RELEASES:
+        t = table(v)
+        f = t.fields.get(t.by_flag().get(spelling, ""))
+        if f is not None and f.choices and value in f.choices:
+            return (
+                f"{spelling} {value} is a choice of other SGLang releases (deploy's flag tables), "
+                "not of the one that refused it: run a release that has it, or pick a value the "
+                "parser lists"
+            )
+    return f"{value!r} is not among the values {spelling} takes: pick one the parser lists"
