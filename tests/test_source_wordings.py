@@ -346,3 +346,17 @@ def test_sglangs_argument_parser_refusing_a_flag_gets_a_fix_from_the_flag_tables
     # another program's parser: SGLang's tables say nothing of its flags
     d = classify_text("mlx_vlm.server: error: unrecognized arguments: --trust-remote-code")
     assert "SGLang" not in d.fix
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NCCL's result strings (ncclGetErrorString), in wrappers no rule names
+        "E1203 10:00:00.1 123 comm.cc:88] NCCL op allreduce failed: remote process exited or "
+        "there was a network error",
+        "Error: NCCL error in broadcast: invalid usage (run with NCCL_DEBUG=WARN for details)",
+        "engine: collective failed: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    ],
+)
+def test_nccls_own_result_strings_land_whatever_wraps_them(line: str) -> None:
+    assert classify_text(line).category == "nccl-error"

@@ -672,6 +672,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\b(?P<fn>nccl[A-Z]\w{2,40})(?:\(\))? failed:? ?(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress).*)",
             ),
+            # NCCL's own result strings (ncclGetErrorString, nccl.h), whatever wraps them: each
+            # carries NCCL's advice or its name, so no other library prints them
+            pat(
+                r"(?P<msg>.*?(?:unhandled (?:cuda|CUDA|system) error \(run with NCCL_DEBUG=INFO for details\)|invalid (?:argument|usage) \(run with NCCL_DEBUG=WARN for details\)|remote process exited or there was a network error|internal error - please report this issue to the NCCL developers).*)",
+            ),
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
             ),
