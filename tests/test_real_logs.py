@@ -300,3 +300,37 @@ def test_unknown_shows_the_likeliest_cause_lines_first() -> None:
     assert d.evidence[1].text.strip() == 'File "/x/frob.py", line 3, in frob'  # its frame
     assert "the frobnicator could not be frobbed" in d.evidence[2].text  # first ERROR line
     assert "FrobError: no frob" in d.summary
+
+
+ROOT_LINE_SHOWN = 0.90  # issue 18: a pasted log gets its category AND its root line
+
+
+def _shows(evidence: list[str], key: str) -> bool:
+    """The evidence holds the log's cause line (the index's key_line, prefixes aside)."""
+    k = " ".join(key.split())
+    for line in evidence:
+        v = " ".join(line.split())
+        if (len(v) >= 20 and (v in k or k in v)) or (len(k) > 40 and k[-40:] in v):
+            return True
+    return False
+
+
+def test_a_right_answer_shows_the_root_line() -> None:
+    """Of the published logs named right, the share whose evidence holds the cause line the
+    thread's reader marked (key_line): the category alone is not the answer a user needs.
+    Held-out logs are not looked at here (their answers are counted in their own gate)."""
+    right = shown = 0
+    missing = []
+    for e in INDEX:
+        if is_held_out(e) or e["category"] == "unknown":
+            continue
+        d = classify_text(_text(e))
+        if d.category != e["category"]:
+            continue
+        right += 1
+        if _shows([x.text for x in d.evidence], str(e["key_line"])):
+            shown += 1
+        else:
+            missing.append(str(e["id"]))
+    print(f"\nroot line shown in the evidence: {shown}/{right} = {shown / right:.1%}")
+    assert shown / right >= ROOT_LINE_SHOWN, missing

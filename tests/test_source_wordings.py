@@ -360,3 +360,25 @@ def test_sglangs_argument_parser_refusing_a_flag_gets_a_fix_from_the_flag_tables
 )
 def test_nccls_own_result_strings_land_whatever_wraps_them(line: str) -> None:
     assert classify_text(line).category == "nccl-error"
+
+
+def test_the_printed_line_wins_over_the_source_line_a_traceback_quotes() -> None:
+    """A frame's quoted source line holds the message's template (`raise RuntimeError(f"NCCL
+    error: {error_str}")`): the summary and the evidence quote what the program printed."""
+    d = classify_text(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/distributed/'
+        'device_communicators/pynccl_wrapper.py", line 392, in NCCL_CHECK\n'
+        '    raise RuntimeError(f"NCCL error: {error_str}")\n'
+        "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    assert d.category == "nccl-error"
+    assert "{error_str}" not in d.summary and "unhandled system error" in d.summary
+    assert d.evidence[-1].text.startswith("RuntimeError: NCCL error: unhandled system error")
+    # a paste cut right after the quoted line: that line is all there is, and still read
+    d = classify_text(
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.10/site-packages/triton/runtime/build.py", line 32, in _build\n'
+        '    raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")\n'
+    )
+    assert d.category == "jit-build-failed"

@@ -244,6 +244,11 @@ def _find_matches(
 def _pick(entries: Sequence[JournalEntry], matches: list[_Match]) -> _Match | None:
     if not matches:
         return None
+    # a traceback's quoted source line ("raise RuntimeError(f\"NCCL error: {error_str}\")")
+    # holds its message's template: the line the program printed wins for the same rule
+    code = [S.frame_code(entries, m.index) for m in matches]
+    printed = {m.rule.id for m, c in zip(matches, code, strict=True) if not c}
+    matches = [m for m, c in zip(matches, code, strict=True) if not c or m.rule.id not in printed]
     prio = {r.id: n for n, r in enumerate(R.RULES)}
     if all(entries[m.index].timestamp_us is not None for m in matches):
         return min(

@@ -39,6 +39,7 @@ __all__ = [
     "event_kind",
     "event_kinds",
     "exception_message",
+    "frame_code",
     "http_status",
     "root_exception",
     "tracebacks",
@@ -48,6 +49,24 @@ TRACEBACK = "Traceback (most recent call last)"
 FRAME = re.compile(
     r'^\s*(?:\| )?\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+)(?:, in (?P<func>\S{1,200}))?'
 )
+# a statement as a traceback quotes it under its frame ("raise RuntimeError(f\"NCCL error:
+# {error_str}\")", "self.pool = Pool(", "x = f(y)"): code, not what the program printed
+_STATEMENT = re.compile(
+    r"^\s*(?:raise|return|assert|await|yield)\b|^\s*[A-Za-z_][\w.]{0,200}\s*(?:=|\()"
+)
+
+
+def frame_code(entries: Sequence[JournalEntry], i: int) -> bool:
+    """Line `i` is the source line a traceback quotes under the frame line before it: a rule
+    matching its words (a `raise` statement holds the message's template) would quote code as
+    the cause, so no rule reads it. An exception line right under a frame (a cut traceback)
+    is not code."""
+    if i <= 0 or FRAME.match(entries[i - 1].text) is None:
+        return False
+    text = entries[i].text
+    return FRAME.match(text) is None and RAISED.match(text) is None and bool(_STATEMENT.match(text))
+
+
 # "pkg.mod.ExcType: message", "ExcType", "pkg.ExcType: " (an exception group's "| " too)
 RAISED = re.compile(
     r"^\s*(?:\| )?(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}[A-Z]\w{0,80}?"
