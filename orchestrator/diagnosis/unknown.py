@@ -48,7 +48,8 @@ _SGLANG_ARGPARSE = re.compile(
 def _refused_flags_fix(entries: Sequence[JournalEntry], errorish: Sequence[int]) -> str | None:
     """The fix for SGLang's argument parser refusing flags or a value, if a line says so."""
     for i in errorish:
-        m = _SGLANG_ARGPARSE.search(entries[i].text)
+        text = entries[i].text
+        m = _SGLANG_ARGPARSE.search(text) if ": error: " in text else None
         if m is None:
             continue
         if m["flags"]:

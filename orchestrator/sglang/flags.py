@@ -222,19 +222,25 @@ def from_argv(argv: Sequence[str], *, version: str | None = None) -> dict[str, A
     return out
 
 
+@cache
+def _spellings() -> tuple[dict[str, str], ...]:
+    """`FlagTable.by_flag` of every release deploy knows, built once."""
+    return tuple(table(v).by_flag() for v in RELEASES)
+
+
 def refused_flag_hint(spelling: str) -> str:
     """What the flag tables of the releases deploy knows say of a flag an SGLang argument
     parser refused (`unrecognized arguments: --reasoning-parser`): whether some of them have
     it, else the nearest spellings they do have. For the fix of a log no rule names; it names
     no release number (the log's box may run any)."""
     name = spelling.split("=", 1)[0]
-    if any(name in table(v).by_flag() for v in RELEASES):
+    if any(name in spell for spell in _spellings()):
         return (
             f"{name} is a flag of other SGLang releases (deploy's flag tables), not of the one "
             "that refused it: run a release that has it (`deploy validate` checks a profile's "
             "flags against its release), or drop the flag"
         )
-    known = sorted({s for v in RELEASES for s in table(v).by_flag() if s.startswith("--")})
+    known = sorted({s for spell in _spellings() for s in spell if s.startswith("--")})
     near = get_close_matches(name, known, n=3, cutoff=0.75)
     also = f" (nearest: {', '.join(near)})" if near else ""
     return (
@@ -246,9 +252,8 @@ def refused_flag_hint(spelling: str) -> str:
 def refused_choice_hint(spelling: str, value: str) -> str:
     """The same, for a value an SGLang argument parser refused (`argument --tool-call-parser:
     invalid choice: 'llama4'`): whether other releases' choices hold it."""
-    for v in RELEASES:
-        t = table(v)
-        f = t.fields.get(t.by_flag().get(spelling, ""))
+    for v, spell in zip(RELEASES, _spellings(), strict=True):
+        f = table(v).fields.get(spell.get(spelling, ""))
         if f is not None and f.choices and value in f.choices:
             return (
                 f"{spelling} {value} is a choice of other SGLang releases (deploy's flag tables), "
