@@ -17,18 +17,14 @@ import pytest
 
 from orchestrator.diagnosis import catalog as R
 from orchestrator.diagnosis import classify_text
+from orchestrator.diagnosis.model import under
 
 _SITE = "/usr/local/lib/python3.12/dist-packages/sglang/srt/"
 
 
-def _raised(path: str, exc: str, msg: str, function: str = "__init__") -> str:
+def _raised(path: str, exc: str, msg: str) -> str:
     """What SGLang prints when `path` raises: the traceback's last frame, then the line."""
-    return (
-        "Traceback (most recent call last):\n"
-        f'  File "{_SITE}{path}", line 120, in {function}\n'
-        f"    raise {exc}(\n"
-        f"{exc}: {msg}\n"
-    )
+    return under(_SITE + path, "__init__", f"{exc}: {msg}", line=120)
 
 
 SOURCE: list[tuple[str, str, str, str]] = [
@@ -303,11 +299,8 @@ def test_a_model_configs_own_head_check_is_not_a_tp_size() -> None:
             "The hidden size is not divisible by the number of attention heads! Make sure to update them!",
         ),
     ):
-        text = (
-            "Traceback (most recent call last):\n"
-            f'  File "/usr/local/lib/python3.12/dist-packages/{path}", line 80, in __init__\n'
-            "    raise ValueError(\n"
-            f"ValueError: {msg}\n"
+        text = under(
+            f"/usr/local/lib/python3.12/dist-packages/{path}", "__init__", f"ValueError: {msg}"
         )
         assert classify_text(text).category != "tp-size-indivisible", msg
     # a parallel size named still is one
