@@ -46,6 +46,7 @@ STARTUP_PRIORITY = (
     ("lora-unsupported", "cause"),
     ("host-oom-killed", "cause"),
     ("host-memory-exhausted", "cause"),
+    ("disk-full", "cause"),
     ("cuda-oom", "cause"),
     ("nccl-error", "cause"),
     ("cuda-graph-capture-failed", "cause"),

@@ -435,6 +435,13 @@ _PORT_IN_TEXT = re.compile(
 )
 
 
+def _enrich_disk(detail: dict[str, str], text: str) -> None:
+    """disk-full: the file the failed write went to, when the line names it."""
+    path = detail.get("path", "")
+    if path and path != "?":
+        detail["where"] = f" ({path})"
+
+
 def _enrich_port(detail: dict[str, str], text: str) -> None:
     """port-in-use: the port, from the log's own words when the matched line lacks it."""
     port = detail.get("port", "?")

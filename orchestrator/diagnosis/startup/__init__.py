@@ -44,6 +44,7 @@ STARTUP_ORDER: tuple[str, ...] = (
     "lora-unsupported",
     "host-oom-killed",
     "host-memory-exhausted",
+    "disk-full",
     "cuda-oom",
     "nccl-error",
     "cuda-graph-capture-failed",

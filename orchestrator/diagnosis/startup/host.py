@@ -5,6 +5,7 @@ Assembled in priority order by `orchestrator.diagnosis.startup`."""
 from __future__ import annotations
 
 from orchestrator.diagnosis.enrich import (
+    _enrich_disk,
     _enrich_port,
     _enrich_rendezvous,
     _enrich_warmup,
@@ -32,6 +33,10 @@ __all__ = ["RULES"]
 # The body of an OpenAI-style API error (SGLang's and vLLM's ErrorResponse, as JSON or as a
 # Python dict): the server itself answered the request
 _SERVER_ERROR_BODY = ('"object":"error"', '"object": "error"', "'object': 'error'")
+
+# not a line about shared memory: NCCL's and torch's segments in /dev/shm run out with the same
+# errno, and that is host-memory-exhausted (a tmpfs sized by the container, not a disk)
+_NOT_SHM = r"\A(?!.*(?:shm|shared memory|posix_fallocate|/torch_))"
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -621,6 +626,54 @@ RULES: tuple[Rule, ...] = (
             "Error: model requires more system memory (24.5 GiB) than is available (12.1 GiB)",
             # not from the corpus: an engine's own /dev/shm check
             "RuntimeError: Insufficient space in /dev/shm: 512 MiB required, 64 MiB free. Increase /dev/shm (e.g. --shm-size or --ipc=host).",
+        ),
+    ),
+    Rule(
+        id="disk-full",
+        title="a disk or a quota ran full",
+        summary="a write failed for lack of disk space: {msg}",
+        fix="{fixhint}",
+        doc=(
+            "A write of the server or of what it runs ran out of disk space or quota (ENOSPC, "
+            'errno 28: "No space left on device"; EDQUOT, errno 122: "Disk quota exceeded"): '
+            "downloading the weights into the Hugging Face cache, the compile caches of "
+            "Triton, torch.compile and FlashInfer, a container's writable layer, or a pod's "
+            "ephemeral storage. Not /dev/shm: that is host-memory-exhausted."
+        ),
+        patterns=(
+            # the errno as Python, Rust, Go, C and Node word it, not on shared memory (NCCL's
+            # and torch's segments in /dev/shm are host-memory-exhausted's); a Python OSError
+            # names the file
+            pat(
+                _NOT_SHM
+                + r"(?P<msg>.*?(?:\[Errno (?:28|122)\] (?:No space left on device|Disk quota exceeded)(?:: '(?P<path>[^'\n]{1,300})')?|[Nn]o space left on device|[Dd]isk quota exceeded|\bENOSPC\b|\bEDQUOT\b|kind: (?:StorageFull|FilesystemQuotaExceeded)).*)",
+                fixhint="free space on the filesystem the write went to{where} (df -h and df -i show which): the Hugging Face cache (HF_HOME / HF_HUB_CACHE), the model directory, the compile caches, a container's writable layer; or point the cache at a disk with room for the whole checkpoint",
+            ),
+            # huggingface_hub's check before a download: the file will not fit where it goes
+            pat(
+                r"(?P<msg>Not enough free disk space to download the file\. The expected file size is: (?P<need>[\d.]+ ?[KMGT]?B)\. The target location (?P<path>\S{1,300}) only has (?P<free>[\d.]+ ?[KMGT]?B) free disk space\.?)",
+                fixhint="the Hub's download needs {need} in {path}, which has {free} free: free space there or point HF_HOME / HF_HUB_CACHE at a disk with room for the whole checkpoint",
+            ),
+            # the kubelet evicting a pod for its disk: the node's ephemeral storage, the pod's
+            # limit, an emptyDir's sizeLimit (a download into it)
+            pat(
+                r"(?P<msg>.*(?:The node was low on resource: (?:ephemeral-storage|nodefs|imagefs)|ephemeral local storage usage exceeds the total limit|Usage of EmptyDir volume \S{1,253} exceeds the limit|exceeded its local ephemeral storage limit).*)",
+                fixhint="the pod was evicted for its disk use: raise its ephemeral-storage request/limit or the emptyDir's sizeLimit to hold the weights, or load them from a PersistentVolume",
+            ),
+        ),
+        defaults={"msg": "?", "where": "", "fixhint": "free disk space"},
+        enrich=_enrich_disk,
+        examples=(
+            "OSError: [Errno 28] No space left on device: '/root/.cache/huggingface/hub/models--moonshotai--Kimi-K2.6/blobs/7f3c2a.incomplete'",
+            # not from the corpus: Rust's io::Error (safetensors, hf-transfer), Go's (docker)
+            'Error: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })',
+            "docker: failed to register layer: write /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so: no space left on device.",
+            "OSError: [Errno 122] Disk quota exceeded: '/home/svc/.triton/cache/ab12/kernel.cubin'",
+            # not from the corpus: huggingface_hub's warning before the download that then fails
+            "UserWarning: Not enough free disk space to download the file. The expected file size is: 4997.68 MB. The target location /root/.cache/huggingface/hub/models--moonshotai--Kimi-K2.6/blobs only has 1021.35 MB free disk space.",
+            # not from the corpus: kubectl describe pod
+            '  Warning  Evicted  12s  kubelet  Usage of EmptyDir volume "models" exceeds the limit "100Gi".',
+            "  Warning  Evicted  3m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 2Gi.",
         ),
     ),
     Rule(
