@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from orchestrator.diagnosis import classify_text
-from orchestrator.diagnosis.model import under
+from orchestrator.diagnosis.model import example, under
 
 _HUB = "/usr/local/lib/python3.12/dist-packages/huggingface_hub/file_download.py"
 
@@ -67,8 +67,11 @@ SHM_OR_OTHER: list[tuple[str, str]] = [
     ("OSError: [Errno 28] No space left on device: '/dev/shm/psm_a1b2c3'", "host-memory-exhausted"),
     # SGLang's KV pool, in the same words but not a disk
     (
-        "AssertionError: No space left for only one request, "
-        "self.token_to_kv_pool_allocator.available_size()=0",
+        "AssertionError: "
+        + example(
+            "kv-retract-no-space",
+            detail=", self.token_to_kv_pool_allocator.available_size()=0",
+        ),
         "kv-cache-oom-runtime",
     ),
 ]

@@ -560,6 +560,18 @@ def _make() -> tuple[Rule, ...]:
                     origin=r"\[v1/engine/core\.py:\d+\]",
                     summary="an exception in the engine loop while serving: {exc}: {msg}",
                 ),
+                # the scheduler's traceback through its serving loop with the exception line
+                # cut off (a paste, a terminal, a log shipper's size limit): the loop's frame
+                # says it died while serving; any line that names a cause wins over this
+                pat(
+                    r'^\s*File "[^"\n]{0,300}'
+                    + re.escape(sgl_code.SCHEDULER_FILE)
+                    + r'", line \d+, in (?P<fn>'
+                    + "|".join(sgl_code.SERVING_FUNCTIONS)
+                    + r")$",
+                    role=FALLBACK,
+                    summary="SGLang's scheduler died on an exception while serving (in {fn}); the log ends before the exception line",
+                ),
             ),
             defaults={"exc": "Exception", "msg": "?"},
             examples=(

@@ -21,6 +21,7 @@ __all__ = [
     "EXAMPLE_FILES",
     "HUB_CLIENT_PACKAGES",
     "MODEL_REGISTRY",
+    "SCHEDULER_FILE",
     "SERVING_FUNCTIONS",
     "SERVING_LOOP",
     "SERVING_MODULES",
@@ -63,6 +64,8 @@ DRAFT_FRAMES = r"_eagle3?\.py|eagle_worker|draft_worker|/speculative/|in init_dr
 # the EAGLE draft step and the target's verify step (speculative/eagle_*.py)
 DRAFT_STEP = r"in draft_forward\b|in draft\b|in _draft_extend|draft_worker|in forward_draft_extend"
 VERIFY_STEP = r"in verify\b|in run_eagle_verify\b|is_verify=True"
+# the scheduler's own module (its process, its serving loop's functions), as a frame's path ends
+SCHEDULER_FILE = "sglang/srt/managers/scheduler.py"
 # the scheduler's serving loop (managers/scheduler.py), i.e. after the server was ready
 SERVING_LOOP = (
     r"in event_loop_(?:normal|overlap|pp)\b|in run_batch\b|in process_batch_result\b|"
@@ -212,7 +215,7 @@ ATTENTION_KERNEL_SOURCES = ("flash-attention", "flash_attn", "flash_fwd", "flash
 EXAMPLE_FILES = {
     "model-hook": ARG_GROUPS + "some_model_hook.py",
     "eagle-worker-v2": "sglang/srt/speculative/eagle_worker_v2.py",
-    "scheduler": "sglang/srt/managers/scheduler.py",
+    "scheduler": SCHEDULER_FILE,
     "detokenizer": "sglang/srt/managers/detokenizer_manager.py",
     "http-server": "sglang/srt/entrypoints/http_server.py",
     "llama-eagle3": "sglang/srt/models/llama_eagle3.py",

@@ -143,6 +143,13 @@ _CHANGED: tuple[Message, ...] = (
         preflight="spec-topk1-draft-tokens",
     ),
     Message(
+        "piecewise-graph-failed",
+        "Piecewise CUDA Graph failed with error: {error}",
+        "srt/compilation/piecewise_context_manager.py:49 enable_piecewise_cuda_graph (logged, "
+        "then re-raised)",
+        fields={"error": r".*"},
+    ),
+    Message(
         "cuda-graph-solutions",
         CUDA_GRAPH_SOLUTIONS,
         "srt/model_executor/cuda_graph_runner.py:1431",

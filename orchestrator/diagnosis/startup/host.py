@@ -58,6 +58,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"Main process exited, code=exited, status=(?P<msg>(?:203/EXEC|200/CHDIR|217/USER|209/STDOUT|226/NAMESPACE))",
             ),
+            # the shell that runs the unit's script refused it (no execute bit, a noexec mount):
+            # bash's "<script>: Permission denied", exit status 126
+            pat(
+                r"(?P<msg>.*?\b(?:/(?:usr/)?bin/)?(?:ba|da|z)?sh: (?:line \d+: |\d+: )?(?P<path>/[^\s:]{1,300}): Permission denied.*)",
+                fixhint="the script or program ExecStart= runs is not executable for the service user: `chmod +x {path}`, check the mount is not noexec and the user may read it (or run it through its interpreter: ExecStart=/bin/bash {path})",
+            ),
             # a container runtime's exec of the entrypoint (runc, crun, containerd, docker,
             # podman, a Kubernetes pod's event): the command is not in the image or its PATH
             # (not a GPU tool the vendor's container runtime mounts in: no GPU runtime is a
@@ -358,6 +364,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\[c10d\] (?:waitForInput|recvBytes|sendBytes|recvValue|sendValue|pollFd|read|write)\w{0,12}: socket [^\n]{0,400}? timed out after \d+ ?m?s.*)",
             ),
+            # the store client retrying or losing its connection to the master's TCPStore
+            # (TCPStore.cpp's "TCP client failed to connect/validate to host", its recvValue /
+            # sendValue on a socket the peer reset) and socket.cpp's refused connect with any
+            # OS error after the address (Windows' 10049, Linux's errno)
+            pat(
+                r"(?P<msg>.*?\[c10d\] (?:TCP client failed to connect/validate to host (?P<host>[\w.:-]{1,200}?):(?P<port>\d+)\b|(?:recvValue|sendValue|recvBytes|sendBytes) failed on SocketImpl\b|The client socket has failed to connect to \[(?P<host2>[^\]]{1,200})\]:(?P<port2>\d+) \((?:system error|errno): ).*)",
+            ),
             # Gloo's TCP transport (gloo/transport/tcp/pair.cc) failing to connect to a peer,
             # whatever the OS's words after the address (refused, timed out, no route, in any
             # language): a loopback address there is a hostname that resolves to 127.0.1.1
@@ -433,6 +446,19 @@ RULES: tuple[Rule, ...] = (
                 summary="Ray cannot write its temp dir: {msg}",
                 fix="Ray's temp dir belongs to another user or is read-only: remove the stale /tmp/ray (or chown it to this user), or give Ray its own (`ray start --temp-dir`, `ray.init(_temp_dir=...)`, RAY_TMPDIR)",
             ),
+            # the GCS's health check gave a node up (gcs_health_check_manager: the monitor's or the
+            # detector's missed heartbeats, in every Ray release's words): its raylet died (OOM,
+            # preemption) or the network between the nodes dropped
+            pat(
+                r"(?P<msg>.*?\bhas been marked dead because the (?:detector|monitor) has missed too many heartbeats from it.*)",
+                summary="Ray marked a node of the cluster dead (missed heartbeats): {msg}",
+                fix="a Ray node stopped answering its head: look at that node's raylet.out/raylet.err and dmesg (an OOM kill or a preempted host), the network between the nodes, and the health-check timeout on a busy head (RAY_health_check_timeout_ms)",
+            ),
+            # the raylet's worker pool: a worker process that never registered (raylet
+            # worker_pool.cc), which is a worker crashing while it starts
+            pat(
+                r"(?P<msg>.*?\bSome workers of the worker process\(\d+\) have not registered within the timeout\b.*)",
+            ),
             # a node's record missing from the GCS (the head restarted, a stale session, two
             # clusters on one host): `ray start` / ray.init cannot register the node
             pat(
@@ -486,6 +512,12 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:\bReason:\s{0,20}OOMKilled\b|\"reason\":\s?\"OOMKilled\"|\"OOMKilled\":\s?true|\b\d+/\d+\s+OOMKilled\b).*)",
                 summary="the container was killed by its cgroup's OOM killer (OOMKilled: the memory limit, host memory, not GPU memory): {msg}",
                 fix="raise the container's memory limit (resources.limits.memory / --memory) or lower what the server maps in host RAM; loading a TP=8 model maps the checkpoint in every rank",
+            ),
+            # Slurm's step daemon counting its cgroup's OOM kills (slurmstepd, task/cgroup)
+            pat(
+                r"(?P<msg>.*?\bslurmstepd\S{0,40}: error: Detected \d+ oom[-_ ]kill event\(?s?\)? in (?:StepId|step)\b.*)",
+                summary="Slurm's cgroup OOM killer killed a process of the job step (host memory, not GPU memory): {msg}",
+                fix="give the job more host RAM (--mem / --mem-per-cpu / --mem-per-gpu in the sbatch or srun line) or lower what each rank maps in host RAM; loading a TP=8 model maps the checkpoint in every rank",
             ),
             # the kernel's first OOM line (dmesg, journalctl -k), before it names its victim:
             # "<comm> invoked oom-killer: gfp_mask=…", or its call trace's oom_kill_process
@@ -548,6 +580,8 @@ RULES: tuple[Rule, ...] = (
         defaults={"comm": "a process of the service", "msg": "?"},
         examples=(
             "sglang-kimi.service: A process of this unit has been killed by the OOM killer.",
+            # not from the corpus: Slurm's step daemon reporting its cgroup's OOM kills
+            "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.0. Some of your processes may have been killed by the cgroup out-of-memory handler.",
             "sglang-kimi.service: Failed with result 'oom-kill'.",
             "Out of memory: Killed process 48213 (sglang::schedul) total-vm:912345678kB, anon-rss:201234567kB, file-rss:0kB, shmem-rss:0kB, UID:998 pgtables:401234kB oom_score_adj:0",
             # not from the corpus: the kernel's first line, journalctl -k
@@ -744,6 +778,18 @@ RULES: tuple[Rule, ...] = (
                 explains=("host-memory-exhausted",),
             ),
             pat(r"NCCL WARN (?P<msg>.*)"),
+            # NCCL's own line shape (host:pid:tid [device] file:line) with the level alone, as
+            # releases before 2.4 print it ("include/socket.h:360 WARN Call to connect failed")
+            pat(
+                r"^\S{1,200}:\d+:\d+ \[\d+\] [\w/.-]{1,120}\.(?:h|cc|cu|cpp):\d+ WARN (?P<msg>.*)",
+                keywords=(" WARN ",),
+            ),
+            # the same, where the reader took NCCL's host:pid:tid [device] off as the prefix
+            pat(
+                r"^[\w/.-]{1,120}\.(?:h|cc|cu|cpp):\d+ WARN (?P<msg>.*)",
+                keywords=(" WARN ",),
+                origin=r"\S:\d+:\d+ \[\d+\]",
+            ),
             # a native crash inside NCCL itself: a crash handler's symbolised frame in NCCL's
             # C++ sources ('File "misc/cudawrap.cc", line 92, in ncclCuMemHostEnable()'), or
             # glibc's backtrace through libnccl ("libnccl.so.2(ncclCommInitRank+0x1f)"): no

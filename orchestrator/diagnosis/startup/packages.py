@@ -111,6 +111,9 @@ RULES: tuple[Rule, ...] = (
                     "is already used by a Transformers config",
                 ),
             ),
+            # a library's own error line that a module it needs is missing ("ERROR:
+            # auto_gptq…:exllama_kernels not installed.", "… is not installed, please install it")
+            Signal(("error-level",), words=(" not installed.", " is not installed,")),
         ),
         title="a Python module is missing or broken",
         summary="Python could not import {module}: {msg}",
@@ -122,6 +125,11 @@ RULES: tuple[Rule, ...] = (
             '("undefined symbol", "cannot open shared object file").'
         ),
         patterns=(
+            # bitsandbytes' CUDA setup (< 0.43) that found no CUDA library it could load
+            pat(
+                r"(?P<msg>.*?\bCUDA Setup failed despite GPU being available\b.*)",
+                module="bitsandbytes",
+            ),
             # a library of the CUDA runtime/toolkit of one major version that the loader cannot
             # find (libnvrtc.so.12, libcudart.so.11.0, libcublasLt.so.13, ...), whoever needs it
             # (sgl_kernel, flashinfer, torch, a llama.cpp wheel): a missing shared library is an
@@ -463,6 +471,16 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>We couldn't connect to '(?P<url>https?://[^']+)'.*)",
+            ),
+            # huggingface_hub's check after a download (file_download.py): fewer bytes arrived
+            # than the Hub announced, the connection (or a proxy, a CDN) cut it short
+            # (not more bytes than announced: a mirror whose metadata is wrong, the file whole)
+            pat(
+                r"(?P<msg>.*?\bConsistency check failed: file should be of size (?:"
+                + "|".join(rf"\d{{{k}}} but has size \d{{1,{k}}}" for k in range(1, 16))
+                + r")\b.*)",
+                summary="a download from the Hugging Face Hub arrived short of its size: {msg}",
+                fix="download again (`huggingface-cli download <repo> --local-dir <dir>`, which resumes; HF_HUB_ENABLE_HF_TRANSFER=0 if a transfer accelerator cuts it) and point --model-path at the local directory; a proxy or a mirror that truncates large files needs HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT raised or bypassing",
             ),
             pat(_EXC + r"(?P<msg>LocalEntryNotFoundError: .*)"),
             pat(

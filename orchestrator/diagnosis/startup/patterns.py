@@ -310,7 +310,7 @@ _BUILD_TOOLS = r"(?:ninja|nvcc|hipcc|gcc|g\+\+|cc|c\+\+|clang|clang\+\+|cmake|ma
 _COMPILERS = (
     r"(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|nvcc|hipcc|ninja|icx|icpx|cl|neuronx-cc|neuron-cc)"
 )
-# jit-build-failed's families (see the rule in startup/gpu.py)
+# jit-build-failed's families (see the rule in startup/builds.py)
 _JIT_FAMILIES: tuple[Family, ...] = (
     Family(
         ("CalledProcessError", "RuntimeError", "CompilationError"),
