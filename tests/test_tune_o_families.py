@@ -1,4 +1,5 @@
-"""The patterns written on batch O's misses (published after its first-seen scoring), tried on
+"""The patterns written on batch O's and batch N's misses (each published after its first-seen
+scoring), tried on
 wordings that are not in the corpus (other hosts, ranks, packages, releases) and on near misses
 they must leave alone. With the rules alone: the corpus vocabulary is measured on real logs
 (tests/test_lexicon.py)."""
@@ -113,6 +114,62 @@ LANDS = [
     ),
     # the shell that runs the unit's script
     ("exec-failed", "sh: 1: /opt/serve/start.sh: Permission denied"),
+    # (batch N) Ray's task error names the exception it wraps
+    (
+        "nccl-error",
+        "ray.exceptions.RayTaskError(DistBackendError): ray::Worker.init_model() (pid=7, "
+        "ip=10.0.0.2, actor_id=ab12)",
+    ),
+    # torch's enum pointer under a cut device-side assertion
+    (
+        "cuda-device-assert",
+        "CUDA kernel errors might be asynchronously reported at some other API call.\n"
+        "Search for `cudaErrorAssert' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+        "group__CUDART__TYPES.html for more information.",
+    ),
+    # a quantized layer blaming the TP size, in GPTQ's words
+    (
+        "tp-size-indivisible",
+        "ValueError: The output size is not aligned with the quantized weight shape. This can "
+        "be caused by too large tensor parallel size.",
+    ),
+    # the engines' own all-reduce kernel, SGLang's build
+    (
+        "nccl-error",
+        "RuntimeError: CUDA error /sgl-kernel/csrc/allreduce/custom_all_reduce.cuh:310 "
+        "'peer access is not supported between these two devices'",
+    ),
+    (
+        "ray-init-failed",
+        "[2026-01-02 10:00:00,000 C 9 9] gcs_client.cc:180: Could not reconnect to GCS",
+    ),
+    # torch's elastic agent on a SIGKILLed rank (a hint: nothing else in the log)
+    (
+        "host-oom-killed",
+        "[ERROR] failed (exitcode: -9) local_rank: 3 (pid: 4242) of binary: /opt/venv/bin/python",
+    ),
+    ("kernel-package-mismatch", "    xFormers wasn't build with CUDA support"),
+    ("model-not-found", "config file /models/kimi/config.json does not exist"),
+    (
+        "host-memory-exhausted",
+        "  Warning  Evicted  2m  kubelet  The node was low on resource: memory. Threshold "
+        "quantity: 100Mi, available: 42Mi.",
+    ),
+    (
+        "jit-build-failed",
+        "/tmp/x.cu:3:10: fatal error: cuda_fp4.h: no such file\ncompilation terminated.",
+    ),
+    ("gpu-unavailable", "panic: CUDA_ERROR_UNKNOWN\n\ngoroutine 1 [running]:"),
+    # an attention kernel package's API called with another release's signature
+    (
+        "kernel-package-mismatch",
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/layers/attention/'
+        'flashinfer_backend.py", line 420, in init_forward_metadata\n'
+        "    self.prefill_wrapper.plan(qo_indptr, kv_indptr, kv_indices)\n"
+        "TypeError: BatchPrefillWithPagedKVCacheWrapper.plan() missing 2 required positional "
+        "arguments: 'num_qo_heads' and 'head_dim'",
+    ),
 ]
 
 
@@ -133,6 +190,11 @@ NEAR = [
     "2026-01-02 10:00:00 WARN config.cc:12 option deprecated",
     # the scheduler's start-up frame (not its serving loop), cut
     f'  File "{_SCHED}", line 300, in __init__\n    self.init_memory_pool()',
+    # (batch N) Ray's worker that died of a system error (not the OOM killer's SIGKILL)
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error.",
+    # a TypeError outside an attention kernel package's call
+    'Traceback (most recent call last):\n  File "/app/serve.py", line 3, in main\n    run(1)\n'
+    "TypeError: run() missing 1 required positional argument: 'port'",
 ]
 
 

@@ -521,7 +521,7 @@ def _raised(
     for i in errorish:
         if i in covered or i in echoes:
             continue
-        m = S.RAISED.match(entries[i].text)
+        m = S.RAISED.match(entries[i].text) or S.RAY_WRAPPED.match(entries[i].text)
         if m is None:
             e = S.EMBEDDED_RAISED.search(entries[i].text)
             if e is not None:

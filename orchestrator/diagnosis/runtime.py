@@ -328,6 +328,9 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:CUDA|HIP) error: (?P<msg>device-side assert triggered)",
                 ),
+                # torch's pointer to CUDA's status enum under a CUDA error (torch >= 2.6), where
+                # the error line itself was cut: the enum names the assertion
+                pat(r"(?P<msg>Search for `cudaErrorAssert' in https?://\S+)"),
             ),
             defaults={"msg": "?"},
             examples=(

@@ -79,6 +79,12 @@ EMBEDDED_RAISED = re.compile(
     r"(?<![A-Za-z0-9_.])(?P<type>(?:[a-z_]\w{0,40}\.){0,6}[A-Z]\w{0,60}?(?:Error|Exception)): "
     r"(?P<msg>\S.*)$"
 )
+# Ray's report of a task or actor method that raised: the exception's own type in parentheses
+# ("ray.exceptions.RayTaskError(DistBackendError): ray::Worker.init_model() (pid=…)"), its
+# traceback below, often cut from a paste: the type is the exception's
+RAY_WRAPPED = re.compile(
+    r"^\s*(?:ray\.exceptions\.)?RayTaskError\((?P<type>[A-Z]\w{0,80})\): (?P<msg>.*)$"
+)
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 # a caret line under a source line (Python 3.11+ marks the failing expression with ^ and ~)
 CARET = re.compile(r"^\s*[\^~]+\s*$")

@@ -10,6 +10,7 @@ from orchestrator.diagnosis.enrich import (
 )
 from orchestrator.diagnosis.model import (
     _EXC,
+    FALLBACK,
     Rule,
     Signal,
     example,
@@ -46,6 +47,14 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"^-\s*(?P<exc>ImportError): (?P<msg>(?P<lib>\S+?\.so[\w.]*): undefined symbol: (?P<symbol>\S+))",
+            ),
+            # xFormers' reason under "No operator found": its installed build has no CUDA
+            # kernels (a CPU wheel, or one built for another torch), not the GPU's or model's
+            pat(
+                r"(?P<msg>.*?\bxFormers wasn't build with CUDA support\b.*)",
+                pkg="xformers",
+                explains=("attention-backend-unsupported",),
+                fixhint="the installed xformers has no CUDA kernels (a CPU build, or one built for another torch): install the xformers wheel built for this torch and CUDA (`pip install xformers --index-url https://download.pytorch.org/whl/cu<NNN>`)",
             ),
             # a name the caller imports that the installed kernel package lacks: the package is
             # another release than the caller (SGLang, vLLM) was written for (Python names the
@@ -178,6 +187,9 @@ RULES: tuple[Rule, ...] = (
                 fixhint="install {tool} where the unit runs (`<venv>/bin/pip install ninja` for ninja; the CUDA toolkit's nvcc, or gcc/g++, from the OS packages) and make sure the unit's PATH reaches it (Environment=PATH=<venv>/bin:/usr/local/cuda/bin:/usr/bin)",
             ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
+            # gcc's last words after a fatal error (a missing header, an unknown option): the
+            # build stopped; the error line above it, when the paste kept it, says why
+            pat(r"^\s*(?P<msg>compilation terminated\.)\s*$", role=FALLBACK),
             pat(
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
             ),

@@ -149,6 +149,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*CUDA unknown error - this may be due to an incorrectly set up environment.*)",
             ),
+            # the same status by its enum name, from a program that prints no more (Go's and
+            # C's CUDA bindings panicking on cuInit: "panic: CUDA_ERROR_UNKNOWN"), most often a
+            # host resumed from suspend with nvidia_uvm in a bad state
+            pat(
+                r"(?P<msg>.*?\b(?:CUDA_ERROR_UNKNOWN|cudaErrorUnknown)\b.*)",
+                fixhint="CUDA reports an unknown error before any work: on a host resumed from suspend reload the nvidia_uvm module (`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`) or reboot; check `nvidia-smi` and dmesg for Xid lines",
+            ),
             # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
             pat(
                 r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \"?nvidia\"? is configured|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",

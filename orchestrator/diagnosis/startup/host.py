@@ -415,7 +415,7 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS).*)",
+                r"(?P<msg>.*(?:Failed to register worker .* to Raylet|Unable to register worker with raylet|RaySystemError|The raylet died|Failed to connect to GCS|(?:Couldn't|Could not|Failed to) reconnect to (?:the )?GCS).*)",
             ),
             # Ray's head could not bring up its own services (ray.init / `ray start`): the GCS
             # server, the raylet, the dashboard, plasma; their logs under /tmp/ray/session_*
@@ -537,7 +537,7 @@ RULES: tuple[Rule, ...] = (
             # Ray's report of a worker that died without an error of its own (a SIGKILL; Ray
             # lists the OOM killer first among the causes)
             pat(
-                r"(?P<msg>.*?\bA worker died or was killed while executing a task\b.*)",
+                r"(?P<msg>.*?\bA worker died or was killed while executing a task\b(?! by an unexpected system error).*)",
                 role=HINT,
                 summary="a Ray worker of the server died without an error of its own; Ray names the OOM killer (SIGKILL for host memory) as the usual cause (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
@@ -562,6 +562,12 @@ RULES: tuple[Rule, ...] = (
                 r"\A(?P<msg>.*?(?:\b\d+ Killed|zsh: killed)\s+\S.*)",
                 role=HINT,
                 summary="the shell reports the process was killed (SIGKILL) with no error logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
+            ),
+            # torch's elastic agent reporting a rank killed by SIGKILL (exitcode -9)
+            pat(
+                r"(?P<msg>.*?\bfailed \(exitcode: -9\) local_rank: (?P<rank>\d+) \(pid: (?P<pid>\d+)\).*)",
+                role=HINT,
+                summary="rank {rank} (pid {pid}) was killed with SIGKILL (exitcode -9) and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
             pat(
                 r"Main process exited, code=killed, status=(?P<sig>9/KILL)",
@@ -618,6 +624,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|[Ii]nsufficient (?:space|room|memory) (?:in|on|for) (?:/dev/shm|shared memory)\b|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
                 fixhint="/dev/shm is smaller than the server's shared memory needs (Ray's object store, NCCL, torch): give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
+            ),
+            # the kubelet evicting the pod for the node's memory pressure (not its own limit,
+            # which is OOMKilled)
+            pat(
+                r"(?P<msg>.*?\bThe node was low on resource: memory\b.*)",
+                fixhint="the node ran short of memory and the kubelet evicted the pod: give the pod a memory request that reserves what it maps (the checkpoint in every rank), move other workloads off the node, or use a node with more RAM",
             ),
             pat(
                 _EXC
@@ -741,6 +753,13 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:HCCL function error|RCCL error|ProcessGroupHCCL).*)",
             ),
             pat(r"NCCL error: (?P<msg>.*)"),
+            # the engines' own all-reduce kernel for NVLink peers (vLLM's and SGLang's custom
+            # all-reduce, which replaces NCCL for small tensors) failing a CUDA call
+            pat(
+                r"(?P<msg>.*?\bcustom_all_reduce\.cuh?:\d+ '[^'\n]{1,200}'.*)",
+                summary="the custom all-reduce kernel (the engine's own, beside NCCL) failed: {msg}",
+                fix="start without the custom all-reduce (--disable-custom-all-reduce; NCCL then does all reductions) and check peer access between the GPUs (`nvidia-smi topo -m`; in a container, --ipc=host)",
+            ),
             # Intel's oneCCL (XPU's collective library, NCCL's role there) at its error level
             pat(
                 r"(?P<msg>.*?\|CCL_ERROR\|.*)",

@@ -587,6 +587,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named \(?'?(?P<file>[\w.-]+).*)",
             ),
+            # a server's own check that a model file it was pointed at exists (lmdeploy's
+            # "tokenizer model <path> does not exist", "config file <path> does not exist")
+            pat(
+                r"(?P<msg>.*?\b(?:tokenizer|model|config|weights?|checkpoint)(?: model| file| path| dir(?:ectory)?)? '?(?P<path>(?:/|[A-Za-z]:\\|\./)[^\s']{1,400})'? does not exist\b.*)",
+            ),
             # diffusers' and older transformers' "Error no file named <weights or config>
             # found in directory <path>"
             pat(

@@ -101,6 +101,20 @@ _KERNEL_PACKAGE_FAMILIES = (
         and_words=("has no attribute",),
         unless=("Did you mean",),
     ),
+    # a call into an attention kernel package's API with another signature than the installed
+    # release has (flashinfer's wrappers changed their arguments between releases): the
+    # package is not the release the caller (SGLang's attention backends) was written for
+    Family(
+        ("TypeError",),
+        words=(
+            "required positional argument",
+            "unexpected keyword argument",
+            "positional argument but",
+            "positional arguments but",
+        ),
+        frames=code.ATTENTION_PACKAGES,
+        both=True,
+    ),
 )
 # its examples, not from the corpus: kernel packages of another release than their callers'
 _KERNEL_PACKAGE_EXAMPLES = (

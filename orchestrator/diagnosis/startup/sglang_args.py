@@ -409,6 +409,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>(?:[Tt]otal )?(?:[Nn]umber of )?(?:attention |key-value |KV |hidden )?`?\w{0,40}(?:heads|groups|layers)`? \(?(?P<numerator>\d+)?\)? ?must be divisible by `?[\w ]{0,40}?(?:parallel[ _]size|tp[ _]size|world[ _]size|num_shards)`? ?\(?(?P<denominator>\d+)?\)?.*)",
             ),
+            # a quantized layer's own words blaming the tensor-parallel size (vLLM's AWQ/GPTQ
+            # linear methods: "The input size is not aligned with the quantized weight shape.
+            # This can be caused by too large tensor parallel size.")
+            pat(
+                r"(?P<msg>.*?\b[Tt]his (?:can|may|might) be caused by (?:a )?too large tensor[ _]parallel[ _]size\b.*)",
+            ),
         ),
         preflight_rule="tp-divides-heads",
         defaults={"msg": "?", "numerator": "the head count", "denominator": "tp_size"},
