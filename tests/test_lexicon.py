@@ -52,7 +52,7 @@ def test_held_out_logs_never_enter_the_vocabulary() -> None:
             "RuntimeError: the attention heads (40) are not divisible by the parallel size (6)",
             "tp-size-indivisible",
         ),
-        ("Error: access to the gated repo is forbidden for this token (HTTP 403)", "hf-auth"),
+        ("Error: you must be authenticated to access this gated repo (HTTP 401)", "hf-auth"),
     ],
 )
 def test_a_new_wording_is_read_and_said_to_be_a_reading(line: str, category: str) -> None:

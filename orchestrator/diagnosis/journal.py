@@ -352,7 +352,13 @@ def detect_format(lines: Sequence[str]) -> str:
     counts = {"json": 0, "short": 0, "short-iso": 0}
     for ln in sample:
         s = ln.lstrip()
-        if s.startswith("{") and s.rstrip().endswith("}"):
+        # a journal record names its fields; another JSON object (an HTTP error body, a
+        # router's answer pasted beside the log) is a line of text
+        if (
+            s.startswith("{")
+            and s.rstrip().endswith("}")
+            and any(f'"{k}"' in s for k in _JOURNAL_KEYS)
+        ):
             counts["json"] += 1
         elif _SHORT.match(ln):
             counts["short"] += 1
@@ -458,7 +464,9 @@ class JournalLines(Sequence[JournalEntry]):
                     self._stamps = [got.timestamps_us[i] for i in keep]
             self.search = self.raw
         elif self.format == "json":
-            self.raw = [ln for ln in split if ln[:1] == "{"]
+            # the records, and any line of text among them (a paste that mixed them): kept,
+            # read as text
+            self.raw = [ln for ln in (x.rstrip("\r") for x in split) if ln.strip()]
             self.search = _json_messages(self.raw)
             # a prefix inside the messages (a unit that runs torchrun, srun, a container)
             self._learned = reader.learn_prefixes(text, _json_message)

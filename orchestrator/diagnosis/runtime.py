@@ -64,7 +64,11 @@ _ANY_EXC = _EXC + r"(?P<exc>\w*(?:Error|Exception|Exit)): (?P<msg>.*)$"
 # words up to there are CUDA's cudaErrorIllegalAddress string alone)
 _CUDA_FAULT = (
     r"an illegal memory access(?: was(?: encountered)?)?\b|misaligned address|"
-    r"an illegal instruction was encountered|unspecified launch failure"
+    r"an illegal instruction was encountered|unspecified launch failure|"
+    # cudaErrorContained (CUDA 12), cudaErrorHardwareStackError, cudaErrorInvalidPc: a kernel
+    # that faulted, in the runtime's own strings
+    r"Invalid access of peer GPU memory over nvlink or a hardware error|hardware stack error|"
+    r"invalid program counter"
 )
 # SGLang's frames (orchestrator/sglang/code.py): the draft and verify steps, the serving loop
 _DRAFT_STEP = sgl_code.DRAFT_STEP
@@ -75,7 +79,7 @@ _SERVING_LOOP = sgl_code.SERVING_LOOP
 _CUDA_FAULT_LINE = (
     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP|Cuda|Hip)(?: driver| runtime)? error\b[^'\n]*?'?(?P<msg>"
     + _CUDA_FAULT
-    + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure))"
+    + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure|Contained|HardwareStackError|InvalidPc))"
 )
 _PCI = r"(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?"
 
@@ -390,6 +394,20 @@ def _make() -> tuple[Rule, ...]:
                         "timed out waiting for it"
                     ),
                 ),
+                # torch >= 2.3's flight-recorder notice on the rank that timed out ("Received a
+                # dump signal due to a collective timeout from this local rank"), and the C++
+                # stack of its watchdog's own check (checkTimeout in ProcessGroupNCCL.cpp)
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?Received a dump signal due to a collective timeout from (?:this local rank|rank \d+)",
+                ),
+                pat(
+                    r"Exception raised from checkTimeout at \S*ProcessGroupNCCL\.cpp:\d+",
+                    summary=(
+                        "torch's NCCL watchdog raised on a collective that timed out (its C++ stack "
+                        "names checkTimeout): one rank stopped taking part and the others timed "
+                        "out waiting for it"
+                    ),
+                ),
             ),
             explains=("nccl-error",),
             defaults={"rank": "?", "op": "collective", "ran_ms": "?", "timeout_ms": "?"},
@@ -627,7 +645,14 @@ def _make() -> tuple[Rule, ...]:
                 "response came from the detokenizer and answers 503. systemd sees an active "
                 "unit; only a liveness probe notices (sglang #18421, #21486)."
             ),
-            patterns=(*said("health-check-failed", anywhere=True),),
+            patterns=(
+                *said("health-check-failed", anywhere=True),
+                # the same line cut after its seconds (a paste, a router quoting it)
+                *(
+                    pat(r"(?P<msg>" + re.escape(m.literals()[0]) + r"(?P<secs>\d+) seconds\..*)")
+                    for m in sglang.all_messages("health-check-failed")
+                ),
+            ),
             role=FALLBACK,
             defaults={"secs": "?"},
             examples=(example("health-check-failed", secs=20, tic="14:02:11", last="14:01:47"),),

@@ -187,6 +187,20 @@ RULES: tuple[Rule, ...] = (
                 fixhint="install {tool} where the unit runs (`<venv>/bin/pip install ninja` for ninja; the CUDA toolkit's nvcc, or gcc/g++, from the OS packages) and make sure the unit's PATH reaches it (Environment=PATH=<venv>/bin:/usr/local/cuda/bin:/usr/bin)",
             ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
+            # torch's C++ extension builder (cpp_extension._run_ninja_build: JIT kernels of
+            # flashinfer, DeepGEMM, a package's first use) and inductor's C++ codegen failing
+            # to compile: the frame or the exception says the build failed
+            pat(
+                r'^\s*File "[^"\n]{0,300}torch/utils/cpp_extension\.py", line \d+, in (?P<fn>_run_ninja_build|_write_ninja_file_and_build_library|_jit_compile)$',
+                role=FALLBACK,
+                summary="a kernel compiled at start-up by torch's extension builder failed to build (the log ends before the compiler's error)",
+            ),
+            pat(
+                _EXC
+                + r"(?P<exc>(?:torch\._inductor\.exc\.)?CppCompileError|InductorError): (?P<msg>(?:CppCompileError: )?C\+\+ compile error.*)",
+                summary="torch.compile's C++ code did not compile (inductor's CPU codegen): {msg}",
+                fixhint="inductor generated C++ that the host compiler refused: install a C++ compiler that torch supports (g++ >= 9, with the Python headers), or run without torch.compile for this path (the engine's flag that disables it, e.g. --disable-cuda-graph / enforce-eager), and report the generated code to PyTorch",
+            ),
             # gcc's last words after a fatal error (a missing header, an unknown option): the
             # build stopped; the error line above it, when the paste kept it, says why
             pat(r"^\s*(?P<msg>compilation terminated\.)\s*$", role=FALLBACK),

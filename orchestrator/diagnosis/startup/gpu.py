@@ -158,7 +158,7 @@ RULES: tuple[Rule, ...] = (
             ),
             # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \"?nvidia\"? is configured|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
@@ -248,7 +248,7 @@ RULES: tuple[Rule, ...] = (
             # without the vendor's runtime, which mounts it in): Python's errno 2 naming it, a
             # container runtime's exec of it, a shell's "command not found"
             pat(
-                r"(?P<msg>.*?(?:\[Errno 2\] [^'\n]{1,80}: '(?:[^'\n]{0,300}/)?(?P<tool>(?:nvidia|rocm|npu|hl|xpu)-smi)'|\bexec: \x22(?:nvidia|rocm|npu|hl|xpu)-smi\x22: executable file not found\b|\b(?:nvidia|rocm|npu|hl|xpu)-smi: (?:command )?not found\b).*)",
+                r"(?P<msg>.*?(?:\[Errno 2\] [^'\n]{1,80}: '(?:[^'\n]{0,300}/)?(?P<tool>(?:nvidia|rocm|npu|hl|xpu)-smi)'|\bexec: \x22(?:nvidia|rocm|npu|hl|xpu)-smi\x22: executable file not found\b|\bfailed to run command '(?:nvidia|rocm|npu|hl|xpu)-smi': No such file or directory\b|\b(?:nvidia|rocm|npu|hl|xpu)-smi: (?:command )?not found\b).*)",
                 fixhint="the GPU vendor's tools are not visible to the service: install the driver on the host, or start the container with the vendor's runtime (`--gpus all` / the NVIDIA container toolkit, the device plugin) so they are mounted in; check `nvidia-smi` there",
             ),
             # Kubernetes' scheduler found no node with a free accelerator of the kind the pod
@@ -256,6 +256,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe))\b.*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
+            # NVIDIA's device plugin refusing a GPU in MIG mode whose MIG devices are not set up
+            # (k8s-device-plugin's own check, then its panic)
+            pat(
+                r"(?P<msg>.*?\b(?:At least one device with migEnabled=true was not configured correctly|No MIG devices associated with /dev/nvidia\d+).*)",
+                fixhint="a GPU is in MIG mode without MIG instances (or the plugin's MIG strategy does not fit): create the instances (`nvidia-smi mig -cgi … -C`, or the GPU operator's MIG manager), or turn MIG off (`nvidia-smi -mig 0`) and restart the device plugin",
             ),
             # the same from a GPU-aware scheduler (NVIDIA's KAI scheduler: "node(s) didn't have
             # enough resources: GPUs")

@@ -625,6 +625,12 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|[Ii]nsufficient (?:space|room|memory) (?:in|on|for) (?:/dev/shm|shared memory)\b|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
                 fixhint="/dev/shm is smaller than the server's shared memory needs (Ray's object store, NCCL, torch): give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
             ),
+            # the kubelet evicting the pod whose emptyDir for /dev/shm outgrew its sizeLimit (a
+            # volume named for shm: a Memory-medium emptyDir mounted there)
+            pat(
+                r"(?P<msg>.*?\bUsage of EmptyDir volume \\?\"?[\w.-]{0,60}shm[\w.-]{0,60}\\?\"? exceeds the limit\b.*)",
+                fixhint="the pod's /dev/shm (an emptyDir with medium: Memory) outgrew its sizeLimit: raise the sizeLimit to several GB (NCCL and torch use /dev/shm) or drop the limit",
+            ),
             # the kubelet evicting the pod for the node's memory pressure (not its own limit,
             # which is OOMKilled)
             pat(
@@ -703,7 +709,8 @@ RULES: tuple[Rule, ...] = (
             # the kubelet evicting a pod for its disk: the node's ephemeral storage, the pod's
             # limit, an emptyDir's sizeLimit (a download into it)
             pat(
-                r"(?P<msg>.*(?:The node was low on resource: (?:ephemeral-storage|nodefs|imagefs)|ephemeral local storage usage exceeds the total limit|Usage of EmptyDir volume \S{1,253} exceeds the limit|exceeded its local ephemeral storage limit).*)",
+                _NOT_SHM
+                + r"(?P<msg>.*(?:The node was low on resource: (?:ephemeral-storage|nodefs|imagefs)|ephemeral local storage usage exceeds the total limit|Usage of EmptyDir volume \S{1,253} exceeds the limit|exceeded its local ephemeral storage limit).*)",
                 fixhint="the pod was evicted for its disk use: raise its ephemeral-storage request/limit or the emptyDir's sizeLimit to hold the weights, or load them from a PersistentVolume",
             ),
         ),

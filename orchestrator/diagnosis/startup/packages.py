@@ -587,6 +587,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named \(?'?(?P<file>[\w.-]+).*)",
             ),
+            # model servers that could not find the model where they were pointed: Triton's
+            # repository manager ("failed to load 'm' version 1: Unavailable: unable to find
+            # '<path>'", "failed to stat file <path>"), TF Serving's "Could not find base path
+            # <path> for servable"
+            pat(
+                r"(?P<msg>.*?(?:\bfailed to load '[^'\n]{1,200}' version \d+: \w+: unable to find '(?P<path>[^'\n]{1,400})'|\bfailed to stat file \s*(?P<path2>\S{1,400})|\bCould not find base path (?P<path3>\S{1,400}) for servable\b).*)",
+            ),
             # a server's own check that a model file it was pointed at exists (lmdeploy's
             # "tokenizer model <path> does not exist", "config file <path> does not exist")
             pat(
