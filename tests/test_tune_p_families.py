@@ -72,6 +72,51 @@ LANDS = [
         'Failed to create pod sandbox: rpc error: code = Unknown desc = RuntimeHandler "nvidia" '
         "not supported",
     ),
+    # (the published misses the vocabulary had carried, now rules, each in other words)
+    # the fabric manager's status in a program's own words, the busy device's "is/are"
+    ("gpu-unavailable", "ggml_cuda_init: failed to initialize CUDA: system not yet initialized"),
+    (
+        "gpu-unavailable",
+        "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
+    ),
+    ("gpu-unavailable", "rocBLAS error: Could not initialize Tensile host: No devices found"),
+    ("kernel-unsupported-arch", "RuntimeError: HIP error: Invalid device function"),
+    (
+        "cuda-graph-capture-failed",
+        "RuntimeError: CUDA error: operation not permitted on an event last recorded in a "
+        "capturing stream",
+    ),
+    ("cuda-oom", "[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=x.h line=9"),
+    (
+        "cuda-oom",
+        "E pjrt_stream_executor_client.cc:1981] Execution of replica 0 failed: Resource "
+        "exhausted: Failed to allocate request for 64.00MiB (67108864B) on device ordinal 0",
+    ),
+    ("dist-init-timeout", "RuntimeError: Gloo connectFullMesh fai"),
+    (
+        "model-arch-unsupported",
+        example("arch-unsupported", architectures="['KimiK3ForCausalLM']", supported="[]")[
+            : -len("w. Supported architectures: []")
+        ],
+    ),
+    (
+        "model-not-found",
+        "ValueError: Could not detect config format for no config file found. Ensure your "
+        "model has either config.json (HF format) or params.json (Mistral format).",
+    ),
+    (
+        "model-not-found",
+        "ValueError: Invalid repository ID or local directory specified: 'Kimi-K2.6-typo'.",
+    ),
+    (
+        "model-not-found",
+        "OSError: v9 is not a valid git identifier (branch name, tag name or commit id) that "
+        "exists for this model name.",
+    ),
+    (
+        "python-import-error",
+        "bentoml.exceptions.MissingDependencyException: None (reason: No module named 'vllm')",
+    ),
     # an emptyDir for /dev/shm that outgrew its limit: shared memory, not a disk
     (
         "host-memory-exhausted",

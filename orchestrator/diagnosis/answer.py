@@ -30,7 +30,7 @@ class Diagnosis:
     detail: dict[str, str] = field(default_factory=dict)  # what the extractor pulled out
     preflight_rule: str | None = None  # the preflight rule that catches this before a start
     also: list[str] = field(default_factory=list)  # other categories seen (later or weaker)
-    role: str = CAUSE  # cause | fallback | hint | reading | unknown
+    role: str = CAUSE  # cause | fallback | hint | reading (unknown, with a lead) | unknown
 
     @property
     def known(self) -> bool:

@@ -34,17 +34,22 @@ def troubleshooting_markdown() -> str:
         "learned from the log itself before any rule runs. When no rule at all matches, the "
         "corpus vocabulary (`orchestrator/diagnosis/lexicon.py`, learnt from the cause lines of "
         "the real logs in `tests/logs/real/` that are not held out) may read one error line as a "
-        "category's cause line; it answers only when that category takes at least "
-        f"{THRESHOLD:.2%} of the line's posterior, and the answer says it is a reading of the "
-        "line's words (role `reading`), naming the words and showing the line. Categories below "
-        "are in priority order.",
+        "category's cause line (when that category takes at least "
+        f"{THRESHOLD:.2%} of the line's posterior): the answer stays `unknown` (role `reading`), "
+        "with that line first in the evidence and the category it reads like named in the "
+        "summary and the fix, as a lead. Named as the answer, the vocabulary gave 6 more right "
+        "answers and 20 more wrong ones on the 714 held-out logs. Categories below are in "
+        "priority order.",
         "",
         "| id | what it means |",
         "| --- | --- |",
     ]
     for r in RULES:
         out.append(f"| [`{r.id}`](#{r.id}) | {r.title} |")
-    out.append("| [`unknown`](#unknown) | no rule matched, nor the vocabulary (never guessed) |")
+    out.append(
+        "| [`unknown`](#unknown) | no rule matched (never guessed; the vocabulary's reading, if "
+        "any, is a lead) |"
+    )
     out.append("")
     for r in RULES:
         out += [f"## {r.id}", "", f"**{r.title}.** {r.doc}", ""]

@@ -66,7 +66,7 @@ from orchestrator.diagnosis.flags import flags_from_log
 from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry, JournalLines
 from orchestrator.diagnosis.model import Family, Signal
 from orchestrator.diagnosis.prefilter import candidate_lines, lines_with
-from orchestrator.diagnosis.unknown import unknown_answer
+from orchestrator.diagnosis.unknown import reading_lead, unknown_answer
 from orchestrator.sglang import Release, phase_of
 
 __all__ = [
@@ -462,36 +462,17 @@ def _classify(
             deadline,
         )
         if reading is not None:
-            return _diagnose_reading(entries, reading, matches, release)
+            return reading_lead(
+                entries[reading.index],
+                reading.category,
+                reading.words,
+                _evidence_around(entries, reading.index),
+                unknown_answer(
+                    entries, errorish, echoes, exit_status, systemd_result, candidates=candidates
+                ),
+            )
     return unknown_answer(
         entries, errorish, echoes, exit_status, systemd_result, candidates=candidates
-    )
-
-
-def _diagnose_reading(
-    entries: Sequence[JournalEntry],
-    reading: L.Reading,
-    matches: Sequence[_Match],
-    release: Release | None,
-) -> Diagnosis:
-    """A category named by the words of one error line (no rule matched): said as such."""
-    rule = R.rule(reading.category)
-    assert rule is not None  # read() names only the categories it was given: rule ids
-    detail: dict[str, str] = {**_release_detail(release), **rule.defaults}
-    _enrich(rule, detail, entries, reading.index)
-    line = entries[reading.index].text.strip()
-    words = ", ".join(repr(w) for w in reading.words)
-    summary = (
-        f"no rule matched; by its words ({words}) this line reads as {rule.title.lower()}: "
-        f"{line[:200]!r}"
-    )
-    return _rule_answer(
-        rule,
-        detail,
-        summary,
-        [entries[reading.index], *_evidence_around(entries, reading.index)],
-        matches,
-        R.READING,
     )
 
 

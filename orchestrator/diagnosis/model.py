@@ -29,7 +29,8 @@ CAUSE = "cause"
 FALLBACK = "fallback"
 HINT = "hint"
 ECHO = "echo"
-# no rule matched; the corpus vocabulary read one error line as the category (diagnosis.lexicon)
+# no rule matched (the category is `unknown`); the corpus vocabulary reads one error line as a
+# category's cause line, given as a lead (diagnosis.lexicon)
 READING = "reading"
 
 # An exception line at the end of a traceback: optional indent, optional dotted module path.

@@ -131,7 +131,7 @@ RULES: tuple[Rule, ...] = (
         ),
         patterns=(
             pat(
-                r"(?P<msg>Error 802: system not yet initialized|cudaErrorSystemNotReady)",
+                r"(?P<msg>.*?(?:Error 802: system not yet initialized|cudaErrorSystemNotReady|\bCUDA_ERROR_SYSTEM_NOT_READY\b|\bsystem not yet initialized\b).*)",
                 fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
             ),
             # CUDA's error 803 (cudaErrorSystemDriverMismatch): the CUDA driver library the
@@ -216,7 +216,7 @@ RULES: tuple[Rule, ...] = (
             # is/are busy or unavailable", older "all CUDA-capable devices are busy or
             # unavailable" (THCudaCheck … error=46), HIP's the same
             pat(
-                r"(?P<msg>.*(?:CUDA|HIP|ROCm)-capable device(?:\(s\)|s)? (?:is|are) busy or unavailable.*)",
+                r"(?P<msg>.*(?:CUDA|HIP|ROCm)-capable device(?:\(s\)|s)? (?:is/are|is|are) busy or unavailable.*)",
                 fixhint="another process holds the GPUs (or they are in exclusive-process mode): find it with `nvidia-smi` and stop it",
             ),
             # the GPU's device nodes refused to the user (ROCm's /dev/kfd and render nodes need
@@ -256,6 +256,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe))\b.*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
+            # ROCm's BLAS (rocBLAS/Tensile) finding no GPU in the process (a container without
+            # /dev/kfd and /dev/dri, HIP_VISIBLE_DEVICES naming none)
+            pat(
+                r"(?P<msg>.*?\bCould not initialize Tensile host: No devices found\b.*)",
+                fixhint="ROCm sees no GPU in the process: give the container /dev/kfd and /dev/dri (`--device /dev/kfd --device /dev/dri`, the video/render groups) and check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES and `rocm-smi`",
             ),
             # NVIDIA's device plugin refusing a GPU in MIG mode whose MIG devices are not set up
             # (k8s-device-plugin's own check, then its panic)
@@ -400,7 +406,7 @@ RULES: tuple[Rule, ...] = (
             # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
             # "invalid device function" (a wheel built without this gfx/sm target)
             pat(
-                r"(?P<msg>.*(?:(?:CUDA|HIP) error: invalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
+                r"(?P<msg>.*(?:(?:CUDA|HIP) error: [Ii]nvalid device function|(?:cuda|hip)ErrorInvalidDeviceFunction|(?:cuda|hip)ErrorNoKernelImageForDevice|hipErrorNoBinaryForGpu|Unable to find code object for all current devices|HIP error: shared object initialization failed|hipErrorSharedObjectInitFailed).*)",
             ),
             # a kernel library's own arch check (flashinfer, DeepGEMM, sgl-kernel), CUTLASS's
             # trap for an instruction of another generation; never a bare "Unsupported
@@ -529,7 +535,7 @@ RULES: tuple[Rule, ...] = (
             # of memory while trying to allocate N bytes"), TensorFlow's BFC allocator on a GPU
             # ("OOM when allocating tensor … on …/device:GPU:0")
             pat(
-                r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
+                r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bResource exhausted: Failed to allocate request for\b|\bCUresult error: 2 \(out of memory\)|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
                 summary="GPU out of memory: {msg}",
             ),
             # a runtime status quoted with its runtime in brackets (OpenAI Triton's "Triton

@@ -342,7 +342,8 @@ RULES: tuple[Rule, ...] = (
             'address of (host, port)", "Timed out waiting …ms for send operation".'
         ),
         patterns=(
-            pat(r"(?P<msg>.*Gloo connectFullMesh failed.*)"),
+            # (its words cut anywhere after the function's name, by a paste or a terminal)
+            pat(r"(?P<msg>.*Gloo connectFullMesh\b.*)"),
             pat(
                 r"(?P<msg>.*The client socket has timed out after \d+m?s while trying to connect to \((?P<host>[^,]+), (?P<port>\d+)\).*)",
             ),

@@ -4,6 +4,8 @@ Assembled in priority order by `orchestrator.diagnosis.startup`."""
 
 from __future__ import annotations
 
+import re
+
 from orchestrator import sglang
 from orchestrator.diagnosis.enrich import (
     _enrich_hf_auth,
@@ -44,7 +46,15 @@ RULES: tuple[Rule, ...] = (
             # "Failed to import transformers.models.x because of the following error ...:
             # No module named 'y'")
             Family(
-                ("RuntimeError", "OSError", "ValueError"),
+                (
+                    "RuntimeError",
+                    "OSError",
+                    "ValueError",
+                    # a framework's own exception for a dependency it could not import
+                    # (BentoML's MissingDependencyException, others' MissingDependencyError)
+                    "MissingDependencyException",
+                    "MissingDependencyError",
+                ),
                 words=(
                     "No module named '",
                     "cannot import name '",
@@ -587,6 +597,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?<![^\s:'\"(])(?P<msg>(?P<path>[^\s'\"*]{1,400}) does not appear to have (?:a file|files) named \(?'?(?P<file>[\w.-]+).*)",
             ),
+            # the engines' and transformers' words for a model id or revision that names nothing:
+            # vLLM's "Could not detect config format for no config file found", "Invalid
+            # repository ID or local directory specified", transformers' "is not a valid git
+            # identifier (branch name, tag name or commit id) that exists for this model name"
+            pat(
+                r"(?P<msg>.*?(?:\bCould not detect config format for no config file found\b|\bInvalid repository ID or local directory specified: '(?P<path>[^'\n]{1,400})'|\bis not a valid git identifier \(branch name, tag name or commit id\) that exists for this model name\b).*)",
+            ),
             # model servers that could not find the model where they were pointed: Triton's
             # repository manager ("failed to load 'm' version 1: Unavailable: unable to find
             # '<path>'", "failed to stat file <path>"), TF Serving's "Could not find base path
@@ -812,6 +829,20 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>Tokenizer class (?P<mtype>\w+) does not exist or is not currently imported.*)",
                 fixhint="the installed transformers has no tokenizer class {mtype}: upgrade transformers (and SGLang) in the unit's venv to a release that has it, or set trust_remote_code = true if the checkpoint ships its own tokenizer code",
+            ),
+            # the same cut inside its first sentence (a paste, a terminal width): the list of
+            # architectures and "are not supported" say it
+            *(
+                pat(
+                    r"(?P<msg>.*?"
+                    + re.escape(m.literals()[0])
+                    + r"(?P<architectures>\[[^\]\n]{1,400}\])"
+                    + re.escape(m.literals()[1][: m.literals()[1].index(" for ")])
+                    + r"\b.*)",
+                    fixhint="SGLang has no implementation of {architectures}: upgrade SGLang to a release that lists it, or check config.json's architectures (a vision-language checkpoint may need its text-only variant)",
+                )
+                for m in sglang.all_messages("arch-unsupported")
+                if " for " in m.literals()[1]
             ),
             *said(
                 "arch-unsupported",

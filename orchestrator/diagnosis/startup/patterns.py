@@ -303,6 +303,8 @@ _HUB_REFUSED = (
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
+    # cudaErrorCapturedEvent / hipErrorCapturedEvent: an event recorded in a capturing stream
+    "last recorded in a capturing stream",
     "cudaErrorStreamCapture",
     "hipErrorStreamCapture",
     "during stream capture",

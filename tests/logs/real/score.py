@@ -112,6 +112,18 @@ def classifier() -> Callable[[str], str]:
     return category
 
 
+def lead_reader() -> Callable[[str], tuple[str, str | None]]:
+    """The classifier's category and, for an `unknown` answer, the category its reading lead
+    names (`detail["reads_like"]`: the corpus vocabulary's reading of one error line), if any."""
+    from orchestrator.diagnosis import classify_text
+
+    def read(text: str) -> tuple[str, str | None]:
+        d = classify_text(text)
+        return str(d.category), d.detail.get("reads_like")
+
+    return read
+
+
 @dataclass
 class Score:
     logs: int = 0
@@ -122,6 +134,8 @@ class Score:
     sglang_startup_right: int = 0
     misses: list[str] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
+    # for an `unknown` answer, the category its reading lead names (default classifier only)
+    leads: dict[str, str] = field(default_factory=dict)
 
     def share(self, n: int) -> float:
         return n / self.logs if self.logs else 0.0
@@ -136,11 +150,13 @@ def outcome(expected: str, got: str) -> str:
 
 
 def score(entries: Sequence[Entry], category: Callable[[str], str] | None = None) -> Score:
-    category = category or classifier()
+    read = lead_reader() if category is None else (lambda text: (category(text), None))
     s = Score()
     for e in entries:
-        got = category(log_text(e))
+        got, lead = read(log_text(e))
         s.answers[str(e["id"])] = got
+        if lead is not None:
+            s.leads[str(e["id"])] = lead
         result = outcome(str(e["category"]), got)
         s.logs += 1
         if result == "right":
