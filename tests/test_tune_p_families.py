@@ -117,6 +117,14 @@ LANDS = [
         "python-import-error",
         "bentoml.exceptions.MissingDependencyException: None (reason: No module named 'vllm')",
     ),
+    # ROCm's HIP runtime is a CUDA event too (its capture refusals, like CUDA's)
+    (
+        "cuda-graph-capture-failed",
+        "torch.AcceleratorError: HIP error: operation not permitted on an event last recorded "
+        "in a capturing stream",
+    ),
+    # a GPU generation named first, then the verdict
+    ("kernel-unsupported-arch", "AssertionError: Only SM 9.x and 10.x are supported"),
     # an emptyDir for /dev/shm that outgrew its limit: shared memory, not a disk
     (
         "host-memory-exhausted",

@@ -298,7 +298,14 @@ _ERROR_LEVEL = re.compile(
 _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("xid", re.compile(r"NVRM: Xid \(PCI:[0-9A-Fa-f:.]{7,16}\): \d{1,3}\b")),
     ("nccl", re.compile(r"\bNCCL (?:WARN|error|ERROR)\b|\bnccl\w{0,20}Error\b")),
-    ("cuda", re.compile(r"\bCUDA error\b|\bcudaError\w{0,40}|\bCUBLAS_STATUS_\w{1,40}")),
+    # CUDA's runtime and cuBLAS, and ROCm's HIP runtime and hipBLAS, which mirror them
+    (
+        "cuda",
+        re.compile(
+            r"\bCUDA error\b|\bcudaError\w{0,40}|\bCUBLAS_STATUS_\w{1,40}|\bHIP error\b|"
+            r"\bhipError\w{0,40}|\bHIPBLAS_STATUS_\w{1,40}"
+        ),
+    ),
     ("systemd-result", re.compile(r"Failed with result '[\w-]{1,40}'|Main process exited, code=")),
     (
         "http-access",

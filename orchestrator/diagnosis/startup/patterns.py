@@ -193,7 +193,7 @@ _GPU_GENERATIONS = (
 # ("SM90 Humming MXFP4 MoE requires both expert residual scales" names none). Bounded
 # repeats only: linear on any line.
 _GPU_GENERATION = (
-    r"(?:\bSM ?\d{2,3}|\bsm[_ ]?\d{2,3}|\bSM\d{1,2}x\b|\b(?:Blackwell|Hopper|Ampere|Turing|Volta)\b"
+    r"(?:\bSM ?\d{2,3}|\bsm[_ ]?\d{2,3}|\bSM\d{1,2}x\b|\bSM ?\d{1,2}\.x\b|\b(?:Blackwell|Hopper|Ampere|Turing|Volta)\b"
     r"|\bgfx\d{2,4}|\bMI\d{3}\b)"
 )
 _NEEDS_GPU_GENERATION = (
@@ -203,6 +203,10 @@ _NEEDS_GPU_GENERATION = (
     + r"|"
     + _GPU_GENERATION
     + r"[\w/() -]{0,24}?(?:\+|\b(?:and|or) (?:above|newer|later)\b)"
+    # the generations first, then the verdict ("Only SM 10.x and 11.x are supported": FA4)
+    + r"|\b[Oo]nly (?:on )?"
+    + _GPU_GENERATION
+    + r"[\w/.,() -]{0,40}?\b(?:is|are) supported\b"
 )
 _NEEDS_GPU_GENERATION_DOC = (
     "names a GPU generation (SM90, sm_100, Blackwell, Hopper, gfx950, ...) as what it requires, "
