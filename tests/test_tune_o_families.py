@@ -143,11 +143,6 @@ LANDS = [
         "ray-init-failed",
         "[2026-01-02 10:00:00,000 C 9 9] gcs_client.cc:180: Could not reconnect to GCS",
     ),
-    # torch's elastic agent on a SIGKILLed rank (a hint: nothing else in the log)
-    (
-        "host-oom-killed",
-        "[ERROR] failed (exitcode: -9) local_rank: 3 (pid: 4242) of binary: /opt/venv/bin/python",
-    ),
     ("kernel-package-mismatch", "    xFormers wasn't build with CUDA support"),
     ("model-not-found", "config file /models/kimi/config.json does not exist"),
     (

@@ -62,9 +62,11 @@ _TIMEISH = re.compile(
     r"|\b(?:stdout|stderr) [PF]\b"
 )
 # A program's words, not a shipper's: an exception or warning named before the anchor
-# ("RuntimeError: Worker failed: Traceback ..."), or a run of five plain words.
+# ("RuntimeError: Worker failed: Traceback ..."), a run of five plain words, or the NVIDIA
+# kernel module's own tag (dmesg's "NVRM: Xid (PCI:…): 79, …" on every line of a paste).
 _PROSE = re.compile(
     r"[Ee]rror\b|rror:|[Ee]xception|Traceback|[Ww]arning:|(?:\b[a-z]{2,}\b[ ,]+){4}[a-z]{2,}\b"
+    r"|\bNVRM:"
 )
 _MAX_PREFIX = 300
 _MAX_SHAPES = 64  # the most frequent prefix shapes kept (one alternation, bounded)

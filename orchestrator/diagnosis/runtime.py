@@ -136,6 +136,19 @@ def _xid_patterns() -> tuple[Pat, ...]:
             code="79",
         )
     )
+    # The driver's log of a GSP firmware RPC that timed out (_kgspLogRpcTimeout, the condition
+    # Xid 119 reports), printed with or before the Xid line
+    x119 = xid_codes.XIDS[119]
+    out.append(
+        pat(
+            r"NVRM: (?:GPU\d{1,3} )?_kgspLogRpcTimeout\b(?P<msg>.*)",
+            summary="the GPU's GSP firmware stopped answering the driver (the condition Xid 119 reports): {meaning}",
+            xname=x119.name,
+            meaning=x119.meaning,
+            action=x119.action,
+            code="119",
+        )
+    )
     return tuple(out)
 
 

@@ -158,7 +158,7 @@ RULES: tuple[Rule, ...] = (
             ),
             # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[gpu\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
@@ -256,6 +256,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe))\b.*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
+            # JAX's device mesh wider than the accelerators it sees (vLLM/tpu-inference on a TPU
+            # host with fewer chips than the tensor-parallel size)
+            pat(
+                r"(?P<msg>.*?\bNumber of devices (?P<have>\d+) must be >= the product of mesh_shape\b.*)",
+                fixhint="the mesh asks for more accelerators than the host shows ({have}): lower the tensor-parallel size to the devices there are, or run on a host (or slice) with enough chips",
+            ),
+            # the GPU operator's driver container that cannot find the kernel it should build
+            # for (no kernel headers or package for this kernel): no driver gets loaded
+            pat(
+                r"(?P<msg>.*?\bCould not resolve Linux kernel version\b.*)",
+                fixhint="the GPU operator's driver container cannot find the host kernel's packages: use a driver image (or precompiled driver) for this kernel and OS, or install the kernel headers the driver build needs, then check the driver pod's logs and `nvidia-smi` on the node",
             ),
             # ROCm's BLAS (rocBLAS/Tensile) finding no GPU in the process (a container without
             # /dev/kfd and /dev/dri, HIP_VISIBLE_DEVICES naming none)
@@ -377,6 +389,12 @@ RULES: tuple[Rule, ...] = (
             "older than required (utils/common.py `assert_pkg_version`)."
         ),
         patterns=(
+            # a quantisation scheme's or kernel's floor on the compute capability, then this
+            # GPU's (vLLM: "Min capability: 75. Current capability: 70.", "Minimum capability:
+            # 80. Current capability: 70."), and Ascend's operator package built for another SoC
+            pat(
+                r"(?P<msg>.*?\bMin(?:imum)? capability: (?P<need>\d{2,3})\b[^\n]{0,12}?\bCurrent capability: (?P<have>\d{2,3})\b.*|.*?\bsocversion (?P<built>\w{1,40}) of bin package does not match the current device soc\w{0,10} (?P<device>\w{1,40}).*)",
+            ),
             # a kernel's own assertion on the GPU's architecture (DeepGEMM's `arch_major == 10`,
             # `sm_version >= 90`, a device-capability check), whatever wraps it (SGLang's
             # capture wrapper, a bare AssertionError, a C++ assert quoted in the message): the
@@ -535,7 +553,7 @@ RULES: tuple[Rule, ...] = (
             # of memory while trying to allocate N bytes"), TensorFlow's BFC allocator on a GPU
             # ("OOM when allocating tensor … on …/device:GPU:0")
             pat(
-                r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bResource exhausted: Failed to allocate request for\b|\bCUresult error: 2 \(out of memory\)|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
+                r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bRESOURCE_EXHAUSTED: (?:Error allocating device buffer\b|XLA:TPU compile permanent error\. Ran out of memory in memory space hbm\b|Error loading program\b[^\n]{0,200}?\bAttempting to reserve\b)|\bHAMI-core ERROR\b[^\n]{0,120}?\]: Device \d+ OOM \d+ / \d+|\bResource exhausted: Failed to allocate request for\b|\bCUresult error: 2 \(out of memory\)|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
                 summary="GPU out of memory: {msg}",
             ),
             # a runtime status quoted with its runtime in brackets (OpenAI Triton's "Triton

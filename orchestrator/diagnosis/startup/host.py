@@ -52,6 +52,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"Failed to locate executable (?P<path>\S+): (?P<msg>.*)",
             ),
+            # a Cloud Native Buildpacks image started with no command (its launcher has no
+            # default process to run)
+            pat(
+                r"(?P<msg>.*?\bfailed to launch: determine start command: when there is no default process a command is required\b.*)",
+                fixhint="the image (built with buildpacks) has no default process: give the container its command (ExecStart= / the pod's command and args), or build the image with a default process",
+            ),
             pat(
                 r"Failed at step (?P<step>[A-Z_]+) spawning (?P<path>\S+): (?P<msg>.*)",
             ),
@@ -563,12 +569,6 @@ RULES: tuple[Rule, ...] = (
                 r"\A(?P<msg>.*?(?:\b\d+ Killed|zsh: killed)\s+\S.*)",
                 role=HINT,
                 summary="the shell reports the process was killed (SIGKILL) with no error logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
-            ),
-            # torch's elastic agent reporting a rank killed by SIGKILL (exitcode -9)
-            pat(
-                r"(?P<msg>.*?\bfailed \(exitcode: -9\) local_rank: (?P<rank>\d+) \(pid: (?P<pid>\d+)\).*)",
-                role=HINT,
-                summary="rank {rank} (pid {pid}) was killed with SIGKILL (exitcode -9) and no error was logged before it: the usual sender is the kernel OOM killer (inferred, confirm with `dmesg -T | grep -i oom`)",
             ),
             pat(
                 r"Main process exited, code=killed, status=(?P<sig>9/KILL)",

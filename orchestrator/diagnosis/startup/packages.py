@@ -788,6 +788,12 @@ RULES: tuple[Rule, ...] = (
             "implementation of the target architecture."
         ),
         patterns=(
+            # transformers' GGUF loader for an architecture it cannot convert ("Architecture
+            # gemma2 not supported"), and vLLM's Transformers backend for a class transformers
+            # does not register ("'X' is not a registered model in the Transformers library")
+            pat(
+                r"(?P<msg>.*?\bArchitecture (?P<mtype>[\w.-]{1,80}) not supported\b.*|.*?'(?P<architectures>\w{1,120})' is not a registered model in the Transformers library\b.*)",
+            ),
             pat(
                 r"(?P<msg>.*has model type `(?P<mtype>[\w.-]+)` but Transformers does not recognize this architecture.*)",
                 fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",

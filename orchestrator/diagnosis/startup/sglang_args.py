@@ -180,6 +180,11 @@ RULES: tuple[Rule, ...] = (
             "speculative arguments (" + ", ".join(_short(f) for f in code.SPEC_ARGS_FILES) + ")."
         ),
         patterns=(
+            # vLLM's speculative config check: a draft model without its token count or the
+            # other way round
+            pat(
+                r"(?P<msg>.*?\bExpected both speculative_model and num_speculative_tokens to be provided\b.*)",
+            ),
             *said(
                 "spec-steps-need-topk",
                 context=_SPEC_FRAMES,
@@ -499,6 +504,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?P<exc>\w+Error): (?P<msg>Only (?P<allowed>\{[^}]*\}|\[[^\]]*\]|\([^)]*\)) backends? (?:are|is) supported on .*)",
+            ),
+            # FlashInfer's prefill kernels that have no instance for this head size, GQA group
+            # size or dtype ("BatchPrefillWithPagedKVCache failed to dispatch with dtype Half",
+            # "... failed to dispatch group_size 5"): the backend cannot serve this model
+            pat(
+                r"(?P<msg>.*?\bBatch(?:Prefill|Decode)With\w{0,60}? failed to dispatch\b.*|.*?\bfailed to dispatch (?:group_size|head_dim|group size|head dim) \d+.*)",
+                fixhint="FlashInfer has no kernel for this model's head size, GQA group size or dtype: choose another attention backend (--attention-backend triton or fa3) or a FlashInfer release built with it",
             ),
             *said("trtllm-mla-blackwell", preflight="trtllm-mla-needs-blackwell"),
             pat(
