@@ -123,32 +123,33 @@ def _xid_patterns() -> tuple[Pat, ...]:
                 action=x.action,
             )
         )
-    # Newer drivers report a GPU that fell off the bus without an Xid token, over three lines
-    # ("NVRM: The NVIDIA GPU 0000:b3:00.0" / "... installed in this system has" / this one).
-    x79 = xid_codes.XIDS[79]
-    out.append(
-        pat(
+    # The driver's words for a hardware code's condition without the Xid token: newer drivers
+    # report a GPU that fell off the bus over three lines ("NVRM: The NVIDIA GPU 0000:b3:00.0" /
+    # "... installed in this system has" / this one); the GSP firmware's RPC timeout
+    # (_kgspLogRpcTimeout) is logged with or before its Xid line
+    for code, regex, what in (
+        (
+            79,
             r"NVRM: fallen off the bus and is not responding to commands",
-            summary="a GPU fell off the bus (the condition Xid 79 reports): {meaning}",
-            xname=x79.name,
-            meaning=x79.meaning,
-            action=x79.action,
-            code="79",
-        )
-    )
-    # The driver's log of a GSP firmware RPC that timed out (_kgspLogRpcTimeout, the condition
-    # Xid 119 reports), printed with or before the Xid line
-    x119 = xid_codes.XIDS[119]
-    out.append(
-        pat(
+            "a GPU fell off the bus",
+        ),
+        (
+            119,
             r"NVRM: (?:GPU\d{1,3} )?_kgspLogRpcTimeout\b(?P<msg>.*)",
-            summary="the GPU's GSP firmware stopped answering the driver (the condition Xid 119 reports): {meaning}",
-            xname=x119.name,
-            meaning=x119.meaning,
-            action=x119.action,
-            code="119",
+            "the GPU's GSP firmware stopped answering the driver",
+        ),
+    ):
+        x = xid_codes.XIDS[code]
+        out.append(
+            pat(
+                regex,
+                summary=f"{what} (the condition Xid {code} reports): {{meaning}}",
+                xname=x.name,
+                meaning=x.meaning,
+                action=x.action,
+                code=str(code),
+            )
         )
-    )
     return tuple(out)
 
 

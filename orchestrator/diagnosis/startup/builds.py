@@ -26,6 +26,13 @@ from orchestrator.diagnosis.startup.patterns import (
 
 __all__ = ["RULES"]
 
+# kernel packages pip or uv build from source when no wheel fits (their names as the installer
+# prints them, - or _)
+_SOURCE_BUILT = (
+    r"flash[-_]attn|flashinfer[\w-]{0,20}|sgl[-_]kernel|vllm|xformers|deep[-_]gemm|deep[-_]ep|apex"
+    r"|causal[-_]conv1d|mamba[-_]ssm|auto[-_]gptq|autoawq|exllamav2|flash[-_]mla"
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="kernel-package-mismatch",
@@ -237,7 +244,11 @@ RULES: tuple[Rule, ...] = (
             # its setup.py finding no nvcc, torch's cpp_extension refusing a CUDA other than
             # torch's, the installer's verdict on the wheel
             pat(
-                r"(?P<msg>.*?(?:\bwas requested, but nvcc was not found\b|\bThe detected CUDA version \((?P<have>[\d.]{1,12})\) mismatches the version that was used to compile PyTorch\b|\bFailed to build `?(?P<pkg>flash[-_]attn|flashinfer[\w-]{0,20}|sgl[-_]kernel|vllm|xformers|deep[-_]gemm|deep[-_]ep|apex|causal[-_]conv1d|mamba[-_]ssm|auto[-_]gptq|autoawq|exllamav2|bitsandbytes|flash[-_]mla)\b|\bFailed building wheel for (?P<pkg2>flash[-_]attn|flashinfer[\w-]{0,20}|sgl[-_]kernel|vllm|xformers|deep[-_]gemm|deep[-_]ep|apex|causal[-_]conv1d|mamba[-_]ssm|auto[-_]gptq|autoawq|exllamav2|flash[-_]mla)\b).*)",
+                r"(?P<msg>.*?(?:\bwas requested, but nvcc was not found\b|\bThe detected CUDA version \((?P<have>[\d.]{1,12})\) mismatches the version that was used to compile PyTorch\b|\bFailed to build `?(?P<pkg>"
+                + _SOURCE_BUILT
+                + r"|bitsandbytes)\b|\bFailed building wheel for (?P<pkg2>"
+                + _SOURCE_BUILT
+                + r")\b).*)",
                 summary="a kernel package could not be built from source: {msg}",
                 fixhint="install a prebuilt wheel that matches this torch, CUDA and Python (the package's release page lists them) instead of building it; to build, install the CUDA toolkit of torch's CUDA version (nvcc on PATH, CUDA_HOME set) and build with --no-build-isolation",
             ),

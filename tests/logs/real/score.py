@@ -95,8 +95,10 @@ def log_text(entry: Entry) -> str:
     return (REAL / str(entry["file"])).read_text(errors="replace")
 
 
-def classifier() -> Callable[[str], str]:
-    """The tree's classifier, as `text -> category`.
+def classifier() -> Callable[[str], tuple[str, str | None]]:
+    """The tree's classifier, as `text -> (category, lead)`: for an `unknown` answer, `lead` is
+    the category its reading lead names (`detail["reads_like"]`: the corpus vocabulary's reading
+    of one error line), if any.
 
     `orchestrator.diagnosis.diagnose.classify_text` is the entry point the CLI and the tests use; a tree
     whose classifier moved to the `orchestrator.diagnosis` package may expose it there only.
@@ -105,17 +107,6 @@ def classifier() -> Callable[[str], str]:
         from orchestrator.diagnosis.diagnose import classify_text
     except ImportError:
         from orchestrator.diagnosis import classify_text  # type: ignore[no-redef]
-
-    def category(text: str) -> str:
-        return str(classify_text(text).category)
-
-    return category
-
-
-def lead_reader() -> Callable[[str], tuple[str, str | None]]:
-    """The classifier's category and, for an `unknown` answer, the category its reading lead
-    names (`detail["reads_like"]`: the corpus vocabulary's reading of one error line), if any."""
-    from orchestrator.diagnosis import classify_text
 
     def read(text: str) -> tuple[str, str | None]:
         d = classify_text(text)
@@ -150,7 +141,7 @@ def outcome(expected: str, got: str) -> str:
 
 
 def score(entries: Sequence[Entry], category: Callable[[str], str] | None = None) -> Score:
-    read = lead_reader() if category is None else (lambda text: (category(text), None))
+    read = classifier() if category is None else (lambda text: (category(text), None))
     s = Score()
     for e in entries:
         got, lead = read(log_text(e))
