@@ -77,9 +77,11 @@ ERRORISH_KEYWORDS: tuple[str, ...] = (
     "Abort",
     "abort",
     "exited",
+    # an exception type named for what was not found (pkg_resources.DistributionNotFound)
+    "NotFound",
 )
 ERRORISH = re.compile(
-    r"Error|Exception|Traceback|[Ff]ail|FAIL|[Ff]atal|[Kk]illed|[Aa]bort|exited|ERROR|error"
+    r"Error|Exception|Traceback|[Ff]ail|FAIL|[Ff]atal|[Kk]illed|[Aa]bort|exited|ERROR|error|NotFound"
 )
 
 # Lines a healthy server prints by the thousand (SGLang's batch statistics, uvicorn's access

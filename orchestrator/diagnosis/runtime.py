@@ -76,8 +76,10 @@ _VERIFY_STEP = sgl_code.VERIFY_STEP
 _SERVING_LOOP = sgl_code.SERVING_LOOP
 # CUDA's and ROCm's HIP runtime print the same status strings ("HIP error: an illegal memory
 # access was encountered"); their enum names too (cudaErrorIllegalAddress, hipErrorIllegalAddress)
+# (older torch printed the same status as "THCudaCheck FAIL file=… line=N error=4 : <string>"
+# and "cuda runtime error (4) : <string>")
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:CUDA|HIP|Cuda|Hip)(?: driver| runtime)? error\b[^'\n]*?'?(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? error\b[^'\n]*?'?|THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure|Contained|HardwareStackError|InvalidPc))"
 )
@@ -123,6 +125,24 @@ def _xid_patterns() -> tuple[Pat, ...]:
                 action=x.action,
             )
         )
+    # A hardware code as other tools report it, without the kernel's NVRM line: GPU health
+    # monitors and exporters (gpud's "XID 79(GPU has fallen off the bus) detected on PCI:…",
+    # DCGM's and node-problem-detector's "Xid 48 occurred"): the token, then the code
+    for code in xid_codes.codes_of("gpu-xid"):
+        x = xid_codes.XIDS[code]
+        if x.kind != "hardware":
+            continue
+        out.append(
+            pat(
+                rf"(?P<msg>.*?(?<![\w-])(?:XID|Xid|xid)[ _:=#-]{{0,3}}(?P<code>{code})(?![\w.]).*)",
+                keywords=("XID", "Xid", "xid"),
+                summary=None,
+                xname=x.name,
+                meaning=x.meaning,
+                action=x.action,
+                pci="?",
+            )
+        )
     # The driver's words for a hardware code's condition without the Xid token: newer drivers
     # report a GPU that fell off the bus over three lines ("NVRM: The NVIDIA GPU 0000:b3:00.0" /
     # "... installed in this system has" / this one); the GSP firmware's RPC timeout
@@ -137,6 +157,15 @@ def _xid_patterns() -> tuple[Pat, ...]:
             119,
             r"NVRM: (?:GPU\d{1,3} )?_kgspLogRpcTimeout\b(?P<msg>.*)",
             "the GPU's GSP firmware stopped answering the driver",
+        ),
+        # the same condition in NVML's words, as nvidia-smi, DCGM or pynvml print them: its
+        # NVML_ERROR_GPU_IS_LOST string ("GPU is lost"), nvidia-smi's device handle lost with
+        # it or with NVML's "Unknown Error" (what a GPU off the bus answers), a monitor's "GPU
+        # has fallen off the bus"
+        (
+            79,
+            r"(?P<msg>.*?(?:\bGPU is lost\b|\bUnable to determine the device handle for (?:GPU )?[\w:.]{1,40}: Unknown Error\b|\bGPU has fallen off the bus\b).*)",
+            "NVML lost the GPU: it fell off the bus or stopped answering",
         ),
     ):
         x = xid_codes.XIDS[code]

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from orchestrator import sglang
-from orchestrator.diagnosis.journal import JournalEntry
+from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry
 from orchestrator.diagnosis.model import literals
 
 __all__ = [
@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 TRACEBACK = "Traceback (most recent call last)"
+# the most of a frame's source line kept as a bare assertion's message
+_MAX_SOURCE = 300
 FRAME = re.compile(
     r'^\s*(?:\| )?\s*File "(?P<file>[^"]{1,500})", line (?P<line>\d+)(?:, in (?P<func>\S{1,200}))?'
 )
@@ -70,7 +72,7 @@ def frame_code(entries: Sequence[JournalEntry], i: int) -> bool:
 # "pkg.mod.ExcType: message", "ExcType", "pkg.ExcType: " (an exception group's "| " too)
 RAISED = re.compile(
     r"^\s*(?:\| )?(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}[A-Z]\w{0,80}?"
-    r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Timeout|Failure|error|Exceeded)|"
+    r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Timeout|Failure|error|Exceeded|NotFound)|"
     r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20})(?::\s?(?P<msg>.*))?$"
 )
 # an exception quoted inside a longer line (a user's words, a wrapper's markup, another
@@ -161,6 +163,7 @@ def exception_message(
     msg = [first]
     n = len(entries)
     k = j + 1
+    own = _stripped(e)
     while k < n and len(msg) < _MAX_MSG_LINES:
         c = entries[k]
         if not _same_source(src, c):
@@ -174,11 +177,30 @@ def exception_message(
             or FRAME.match(ct)
             or ct[:1] == "["
             or c.timestamp_us != e.timestamp_us
+            or _new_record(c, own)
         ):
             break
         msg.append(ct)
         k += 1
     return "\n".join(msg).strip(), k
+
+
+def _stripped(e: JournalEntry) -> str:
+    """What the reader took off the front of the line (shipper and logger prefixes)."""
+    message, text = e.message[:MAX_LINE], e.text
+    cut = len(message) - len(text)
+    return message[:cut] if cut > 0 and message.endswith(text) else ""
+
+
+def _new_record(c: JournalEntry, own: str) -> bool:
+    """A line that carries a logger header of its own, stamped with a time, beyond the prefix
+    the exception line had: a new log record ("[2025-02-14 07:01:26] Received sigquit …"
+    under a ValueError), not a continuation of the message."""
+    extra = _stripped(c)
+    if len(extra) < len(own) + 8:
+        return False
+    extra = extra[len(own) :] if extra.startswith(own) else extra
+    return any(ch.isdigit() for ch in extra) and ":" in extra
 
 
 def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | None, int]:
@@ -188,6 +210,7 @@ def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | No
     n = len(entries)
     j = start + 1
     seen = 0
+    source = ""  # the source line CPython printed under the last frame
     while j < n and seen < _MAX_TB_LINES:
         e = entries[j]
         if not _same_source(head, e):
@@ -198,14 +221,21 @@ def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | No
         fm = FRAME.match(t)
         if fm is not None:
             frames.append(Frame(fm["file"], int(fm["line"]), fm["func"] or "?", j))
+            source = ""
             j += 1
             continue
         if frames and (t[:1] in (" ", "\t") or CARET.match(t)) and RAISED.match(t) is None:
+            if not source and not CARET.match(t):
+                source = t.strip()
             j += 1  # a frame's source or caret line
             continue
         rm = RAISED.match(t)
         if rm is not None:
             message, k = exception_message(entries, j, rm["msg"] or "", head)
+            if not message and source.startswith("assert "):
+                # a bare AssertionError says nothing; the assert statement CPython printed
+                # under the raising frame says what was checked ("assert Lq in {16, 32, 64}")
+                message = source[:_MAX_SOURCE]
             return Raised(rm["type"], message, j, tuple(frames)), k
         if TRACEBACK in t:
             return None, j  # a new traceback began before this one's exception

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "ARG_GROUPS",
+    "ATTENTION_KERNEL_FILES",
     "ATTENTION_KERNEL_SOURCES",
     "ATTENTION_PACKAGES",
     "BUILD_PACKAGES",
@@ -145,6 +146,21 @@ DETOKENIZER_MODULES = (
 # module paths (under site-packages) whose frames put an exception in a family
 DRAFT_PACKAGES = ("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft")
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
+# the attention kernels' own files in every layout: layers/attention/ (0.3.x on),
+# layers/triton_attention/ (0.2-0.3), and 0.1.x's kernels beside the layer
+# (extend_attention.py, token_attention.py, context_flashattention_nopad.py); radix_attention.py,
+# the layer every model's forward passes through, is not a kernel
+ATTENTION_KERNEL_FILES = (
+    "sglang/srt/layers/attention/",
+    "sglang/srt/layers/triton_attention/",
+    "sglang/srt/layers/extend_attention",
+    "sglang/srt/layers/decode_attention",
+    "sglang/srt/layers/prefill_attention",
+    "sglang/srt/layers/token_attention",
+    "sglang/srt/layers/context_flashattention",
+    "flashinfer/",
+    "flash_attn/",
+)
 MODEL_REGISTRY = ("sglang/srt/models/registry", "sglang/srt/model_loader/utils")
 # SGLang's server package, as a frame's path holds it wherever it is installed
 SRT_TREE = ("sglang/srt/",)

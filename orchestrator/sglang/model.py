@@ -102,7 +102,11 @@ class Message:
         seen: set[str] = set()
         parts = self.parts()
         for i, (lit, name) in enumerate(parts):
-            if i == len(parts) - 1 and name is None and lit != lit.rstrip():
+            last = i == len(parts) - 1
+            rx = fields.get(name or "value", self.fields.get(name or "value", ""))
+            if last and lit != lit.rstrip() and (name is None or rx == ".*"):
+                # trailing blanks are optional, and so is the blank before a closing field
+                # that may be empty ("... other processes. {detail}" pasted without its detail)
                 out.append(re.escape(lit.rstrip()) + r"\s*")
             else:
                 out.append(re.escape(lit))

@@ -239,6 +239,8 @@ MESSAGES: tuple[Message, ...] = (
         "Not enough memory. Please try to increase --mem-fraction-static.",
         "srt/model_executor/pool_configurator.py:96",
         exc="RuntimeError",
+        # sglang 0.1.x (srt/managers/router/model_runner.py), with its typo
+        older=("Not enought memory. Please try to increase --mem-fraction-static.",),
     ),
     Message(
         "not-enough-memory-value",

@@ -193,6 +193,23 @@ RULES: tuple[Rule, ...] = (
                 summary="a kernel build at start-up could not run {tool}: it is not installed in the unit's environment or not on its PATH",
                 fixhint="install {tool} where the unit runs (`<venv>/bin/pip install ninja` for ninja; the CUDA toolkit's nvcc, or gcc/g++, from the OS packages) and make sure the unit's PATH reaches it (Environment=PATH=<venv>/bin:/usr/local/cuda/bin:/usr/bin)",
             ),
+            # the same in a JIT's own words: Triton's "Cannot find ptxas" (its CUDA toolkit
+            # binaries), a builder's "Could not find nvcc"
+            pat(
+                r"(?P<msg>.*?\b(?:[Cc]annot|[Cc]ould not|[Uu]nable to|[Ff]ailed to) (?:find|locate) (?:the )?`?(?P<tool>"
+                + _BUILD_TOOLS
+                + r")(?:\.exe)?\b(?![\w.-]).*)",
+                summary="a kernel build at start-up could not find {tool}: it is not installed in the unit's environment or not on its PATH",
+                fixhint="install {tool} where the unit runs (the CUDA toolkit's ptxas/nvcc, or `pip install ninja`), or point the JIT at it (TRITON_PTXAS_PATH, CUDA_HOME), and make sure the unit's PATH reaches it",
+            ),
+            # a C++ JIT's own check that its compiler run succeeded (DeepGEMM's host assertion
+            # in its jit/ runtime: "Assertion error (…/jit/kernel_runtime.hpp:45): exit_code ==
+            # 0"): the kernel it compiles at start-up did not build
+            pat(
+                r"(?P<msg>.*?\bAssertion error \([^()\n]{0,300}?/jit/[^()\n]{0,120}\): [^\n]{0,40}?\b(?:exit_code|return_code|retcode|ret_code|status)\b.*)",
+                summary="a kernel compiled at start-up (a C++ JIT such as DeepGEMM's) failed to build: {msg}",
+                fixhint="the JIT's compiler run failed: check the CUDA toolkit it uses (nvcc/NVRTC of a version the package supports, CUDA_HOME), that its cache directory is writable by the service user, and rerun with the JIT's debug output (DeepGEMM: DG_JIT_DEBUG=1) to see the compiler's error",
+            ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
             # torch's C++ extension builder (cpp_extension._run_ninja_build: JIT kernels of
             # flashinfer, DeepGEMM, a package's first use) and inductor's C++ codegen failing

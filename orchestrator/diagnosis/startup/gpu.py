@@ -156,9 +156,11 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\b(?:CUDA_ERROR_UNKNOWN|cudaErrorUnknown)\b.*)",
                 fixhint="CUDA reports an unknown error before any work: on a host resumed from suspend reload the nvidia_uvm module (`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`) or reboot; check `nvidia-smi` and dmesg for Xid lines",
             ),
-            # docker/podman started without the NVIDIA runtime, or its CLI finds no driver
+            # docker/podman started without the NVIDIA runtime, or its CLI finds no driver, or
+            # the runtime could not inject the GPU devices (CDI specs naming devices the host
+            # lacks, the nvidia-ctk hook failing)
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook `?[^\s`]{0,200}?nvidia-(?:ctk|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
@@ -183,9 +185,10 @@ RULES: tuple[Rule, ...] = (
             # NVML (the driver's management library) not loadable or not initialisable: the
             # device plugin's, nvidia-smi's, pynvml's and go-nvml's words for no driver or a
             # container without the NVIDIA runtime ("Failed to initialize NVML: could not load
-            # NVML library", "Failed to initialize NVML: Unknown Error", "NVML_ERROR_…")
+            # NVML library", "Failed to initialize NVML: Unknown Error", "NVML_ERROR_…", and
+            # go-nvml's names of the same return codes: "nvml init failed: ERROR_LIBRARY_NOT_FOUND")
             pat(
-                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|NVML_ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
+                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|\b(?:NVML|nvml) init(?:iali[sz]ation)? failed\b|\b(?:NVML_)?ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)\b|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
                 fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
             ),
             # torch's warning that NVML would not initialise (torch/cuda/__init__.py): no driver
@@ -248,13 +251,14 @@ RULES: tuple[Rule, ...] = (
             # without the vendor's runtime, which mounts it in): Python's errno 2 naming it, a
             # container runtime's exec of it, a shell's "command not found"
             pat(
-                r"(?P<msg>.*?(?:\[Errno 2\] [^'\n]{1,80}: '(?:[^'\n]{0,300}/)?(?P<tool>(?:nvidia|rocm|npu|hl|xpu)-smi)'|\bexec: \x22(?:nvidia|rocm|npu|hl|xpu)-smi\x22: executable file not found\b|\bfailed to run command '(?:nvidia|rocm|npu|hl|xpu)-smi': No such file or directory\b|\b(?:nvidia|rocm|npu|hl|xpu)-smi: (?:command )?not found\b).*)",
+                r"(?P<msg>.*?(?:\[Errno 2\] [^'\n]{1,80}: '(?:[^'\n]{0,300}/)?(?P<tool>(?:nvidia|rocm|npu|hl|xpu)-smi)'|\bexec: \x22(?:nvidia|rocm|npu|hl|xpu)-smi\x22: executable file not found\b|\bexecutable file [`'\x22](?:nvidia|rocm|npu|hl|xpu)-smi[`'\x22] not found\b|\bfailed to run command '(?:nvidia|rocm|npu|hl|xpu)-smi': No such file or directory\b|\b(?:nvidia|rocm|npu|hl|xpu)-smi: (?:command )?not found\b).*)",
                 fixhint="the GPU vendor's tools are not visible to the service: install the driver on the host, or start the container with the vendor's runtime (`--gpus all` / the NVIDIA container toolkit, the device plugin) so they are mounted in; check `nvidia-smi` there",
             ),
             # Kubernetes' scheduler found no node with a free accelerator of the kind the pod
-            # asks for (the device plugin's extended resources): the pod never starts
+            # asks for (the device plugin's extended resources, any vendor's GPU resource:
+            # aliyun.com/gpu-mem, a shared-GPU scheduler's): the pod never starts
             pat(
-                r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe))\b.*)",
+                r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe)|[\w-]{1,60}(?:\.[\w-]{1,60}){1,4}/[\w.-]{0,40}?(?:gpu|GPU)[\w.-]{0,40})(?![\w.-]).*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
             ),
             # JAX's device mesh wider than the accelerators it sees (vLLM/tpu-inference on a TPU
@@ -612,11 +616,12 @@ RULES: tuple[Rule, ...] = (
                 summary="the GPU has less free memory than the engine was told to take: {msg}",
                 fix="another process holds GPU memory (`nvidia-smi`): stop it, or lower the memory fraction the engine takes (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static)",
             ),
-            # a memory profile that leaves the KV cache a negative size (vLLM's worker), or a
+            # a memory profile that leaves the KV cache a negative size (vLLM's worker: "memory
+            # reserved for KV Cache is -1.2GiB", "Available KV cache memory: -2.77 GiB"), or a
             # warm-up that finds no room for its batch (TGI's "Not enough memory to handle 4096
             # prefill tokens"): the weights and activations take all the memory given
             pat(
-                r"(?P<msg>.*?\b(?:reserved for (?:the )?KV [Cc]ache is -\d|[Nn]ot enough (?:GPU |device |CUDA )?memory to handle \d+ (?:\w+ )?tokens\b).*)",
+                r"(?P<msg>.*?\b(?:reserved for (?:the )?KV [Cc]ache is -\d|KV[ _-]?[Cc]ache (?:memory|size|space)\b[^\n]{0,30}?(?:is|:|=) ?-\d|[Nn]ot enough (?:GPU |device |CUDA )?memory to handle \d+ (?:\w+ )?tokens\b).*)",
                 summary="after the weights, too little GPU memory is left for the KV cache or the warm-up batch: {msg}",
                 fix="give the engine more memory (a higher memory fraction), lower the batch / prefill token budget (TGI --max-batch-prefill-tokens) or the context length, or use more / larger GPUs",
             ),

@@ -79,6 +79,13 @@ RULES: tuple[Rule, ...] = (
                 summary="the container runtime could not run the entrypoint {path}: {msg}",
                 fix="the image has no executable {path} on its PATH: use the image's own entrypoint (or the full path of the command, e.g. `python3 -m <module>`), or install the package that provides it",
             ),
+            # the kernel refused to run a file built for another CPU (ENOEXEC: an amd64 image
+            # on an arm64 host, or the reverse), as runc, crun, a shell or Python report it
+            pat(
+                r"(?P<msg>.*?\b[Ee]xec format error\b.*)",
+                summary="the program is built for another CPU architecture than this host: {msg}",
+                fix="the image or binary is for another CPU architecture (amd64 vs arm64): pull or build the image for this host's platform (`--platform linux/$(uname -m)`, a multi-arch tag), or run it on a host of that architecture",
+            ),
             # a container's init process (catatonit for podman, tini, dumb-init) could not exec
             # the container's command: the entrypoint is not in the image or not executable
             pat(
@@ -220,8 +227,10 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>\[(?:Errno|WinError) (?:98|10048)\] (?:error while attempting to bind on address \((?P<addr>'[^']*'), (?P<port>\d+)(?:, \d+, \d+)?\): )?.*)",
             ),
+            # c10d's TCPStore server could not listen: the port is taken (its detail, when the
+            # paste keeps it, says EADDRINUSE; another errno named there is not this cause)
             pat(
-                r"(?P<msg>.*The server socket has failed to listen on any local network address\..*?port: (?P<port>\d+).*)",
+                r"(?P<msg>.*The server socket has failed to listen on any local network address\.(?![^\n]{0,300}?(?:EADDRNOTAVAIL|EACCES|EPERM|code: -(?:99|13|1)\b|errno: (?:99|13|1)\b|Permission denied|Cannot assign requested address))(?:.*?port: (?P<port>\d+))?.*)",
             ),
             *said("port-not-available", anywhere=True),
             *said(
@@ -786,6 +795,18 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\b(?P<fn>nccl[A-Z]\w{2,40})(?:\(\))? failed:? ?(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress).*)",
             ),
+            # NCCL's network transport reporting a failed work completion from a peer (NET/IB,
+            # NET/IBext, a plugin's NET/<name>: "Got completion from peer <addr> with status=12"
+            # or "with error 12"): the InfiniBand/RoCE link or a peer failed, with or without
+            # the WARN level in front of it
+            pat(
+                r"(?P<msg>.*?\bNET/\w{1,20} ?: ?Got completion from peer\b[^\n]{0,200}?\bwith (?:status=|error )(?!0\b)\d.*)",
+            ),
+            # torch's older NCCL check ("NCCL Error <code>: <result string>", torch 0.4-1.4,
+            # often only as the C++ terminate's `what():` line): the code and NCCL's own string
+            pat(
+                r"(?P<msg>.*?\bNCCL [Ee]rror \d{1,2}: (?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress).*)",
+            ),
             # NCCL's own result strings (ncclGetErrorString, nccl.h), whatever wraps them: each
             # carries NCCL's advice or its name, so no other library prints them
             pat(
@@ -877,9 +898,22 @@ RULES: tuple[Rule, ...] = (
         patterns=(
             pat(r"start(?:-pre|-post)? operation timed out\. Terminating"),
             pat(r"Failed with result 'timeout'"),
+            # a launcher around the server (a pipeline, an RL trainer, a desktop wrapper) gave
+            # up waiting for it to be ready, in its own words: the server, not becoming ready
+            # or not starting, and the wait or the timeout ("sglang server did not become ready
+            # after waiting", "vllm-server failed to start within timeout", "Timed out waiting
+            # for the server to start")
+            pat(
+                r"(?P<msg>.*?\b(?:[Ss]erver|[Ee]ngine)\b[^\n]{0,60}?\b(?:did not|didn't|does not|never|failed to|could not|couldn't) (?:become (?:ready|healthy)|get ready|start(?: up)?|come up)\b[^\n]{0,40}?\b(?:within|after|in) [^\n]{0,30}?\b(?:timeout|time|waiting|seconds|s\b|minutes).*)",
+                summary="the launcher around the server gave up waiting for it to be ready, and the log holds no error of the server's own: {msg}",
+            ),
+            pat(
+                r"(?P<msg>.*?\b[Tt]imed out waiting for (?:the )?[\w.-]{0,40}? ?(?:server|engine)\b[^\n]{0,40}?\b(?:to (?:start|be ready|become ready|come up|be healthy)|readiness|health)\b.*)",
+                summary="the launcher around the server gave up waiting for it to be ready, and the log holds no error of the server's own: {msg}",
+            ),
         ),
         role=FALLBACK,
-        defaults={"phase": "none seen"},
+        defaults={"phase": "none seen", "msg": "?"},
         examples=("sglang-kimi.service: start operation timed out. Terminating.",),
     ),
 )

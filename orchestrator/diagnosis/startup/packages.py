@@ -42,6 +42,10 @@ RULES: tuple[Rule, ...] = (
         id="python-import-error",
         families=(
             Family(("ModuleNotFoundError", "ImportError")),
+            # a distribution the program asks for by name is not installed (importlib.metadata's
+            # PackageNotFoundError, pkg_resources' DistributionNotFound; transformers' version
+            # check says "The 'X' distribution was not found and is required by this application")
+            Family(("PackageNotFoundError", "DistributionNotFound")),
             # a wrapper that carries Python's words in its message (transformers' lazy module:
             # "Failed to import transformers.models.x because of the following error ...:
             # No module named 'y'")

@@ -62,11 +62,14 @@ _NOT_A_FILE = (
 )
 # not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
 # model modules, printed on healthy starts), nor on bitsandbytes' notice that it fell back to its
-# CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs)
+# CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs),
+# nor on a package's notice that it skipped its compiled extension and runs on without it
+# (torchao's "Skipping import of cpp extensions: …: undefined symbol: …", a warning at import)
 _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
-    + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol))"
+    + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol"
+    + r"|\bSkipping (?:the )?(?:import|loading) of\b|\b[Ff]alling back to\b))"
 )
 # compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
 # engine that calls it: a missing attribute of one is the installed release, not the caller's bug

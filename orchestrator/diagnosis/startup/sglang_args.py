@@ -115,10 +115,17 @@ RULES: tuple[Rule, ...] = (
             ),
             # an argument check naming a speculative argument or algorithm and refusing it,
             # wherever it was raised (a pasted fragment without frames, another engine's config
-            # class): "--speculative-draft-model-path is required for EAGLE3", "EAGLE3 is not
-            # supported for model architecture X"; a drafter's shapes are drafter-mismatch's
+            # class, pydantic's ValidationError of vLLM's SpeculativeConfig): "--speculative-
+            # draft-model-path is required for EAGLE3", "EAGLE3 is not supported for model
+            # architecture X"; a drafter's shapes are drafter-mismatch's
             Family(
-                ("AssertionError", "ValueError", "TypeError", "NotImplementedError"),
+                (
+                    "AssertionError",
+                    "ValueError",
+                    "TypeError",
+                    "NotImplementedError",
+                    "ValidationError",
+                ),
                 words=(
                     "speculative_",
                     "--speculative-",
@@ -460,6 +467,15 @@ RULES: tuple[Rule, ...] = (
                 words=("backend", "head_dim", "head size", "head_size"),
                 frames=code.ATTENTION_PACKAGES,
                 both=True,
+            ),
+            # an attention kernel's own assertion on the head dimension (a bare `assert Lq in
+            # {16, 32, 64, 128, 256}`, read off the assert statement): the model's head size is
+            # not one the kernel was written for
+            Family(
+                ("AssertionError",),
+                words=("Lq", "Lk", "Lv", "head_dim", "head_size", "HEAD_DIM", "BLOCK_DMODEL"),
+                site_frames=code.ATTENTION_KERNEL_FILES,
+                summary="the attention kernel does not support this model's head size: {exc}: {msg}",
             ),
             # a model or engine refusing to run without an attention implementation it needs
             # ("Sharded Llama requires Flash Attention enabled models", "FlashInfer is required
