@@ -403,6 +403,7 @@ def _classify(
     if syn is not None and syn[1] == R.CAUSE:
         explained |= set(syn[0].explains)
     matches = [m for m in matches if m.rule.id not in explained]
+    matches = _drop_chain_followers(entries, candidates, matches)
 
     # A bare SIGKILL hints at the OOM killer only if no error was logged before it, nor an
     # exception anywhere: a pasted excerpt's order is not the program's (a newest-first
@@ -474,6 +475,31 @@ def _classify(
     return unknown_answer(
         entries, errorish, echoes, exit_status, systemd_result, candidates=candidates
     )
+
+
+def _drop_chain_followers(
+    entries: Sequence[JournalEntry], candidates: Sequence[int], matches: list[_Match]
+) -> list[_Match]:
+    """A traceback chain whose first exception names a cause: the exceptions raised after it in
+    the same chain (while handling it, or wrapping it) are its consequences, and a cause they
+    seem to name is dropped. A sticky CUDA fault makes the handler's next CUDA call fail too
+    ("an illegal memory access" first, then "CUDA-capable device(s) is/are busy or
+    unavailable" from the cleanup): the log's order, not the rules' order, says which is the
+    cause, even when every line carries the same second."""
+    causes = [m for m in matches if m.role == R.CAUSE]
+    if len(causes) < 2:
+        return matches
+    headers = [i for i in candidates if S.TRACEBACK in entries[i].text]
+    drop: set[int] = set()
+    for tb in S.tracebacks(entries, headers):
+        if len(tb.chain) < 2:
+            continue
+        root = tb.chain[0].index
+        if any(tb.start <= m.index <= root for m in causes):
+            drop.update(r.index for r in tb.chain[1:])
+    if not drop:
+        return matches
+    return [m for m in matches if m.role != R.CAUSE or m.index not in drop]
 
 
 def _evidence_around(entries: Sequence[JournalEntry], i: int) -> list[JournalEntry]:

@@ -382,6 +382,10 @@ def _wrap_width(lines: Sequence[str]) -> int | None:
     long = sum(n for k, n in lengths.items() if k > width // 2)
     if len(at_width) < 3 or lengths[width] * 5 < long:
         return None
+    # lines padded with blanks to the width (a terminal's screen copied whole, a tmux pane):
+    # each is whole, its padding is no text cut at the margin
+    if sum(ln[-1:].isspace() for ln in at_width) * 2 > len(at_width):
+        return None
     # lines of one length because one statement printed them all (a kernel's assertion from
     # each thread): the line after each begins as it does, which a wrapped rest never does
     after = [(a, b) for a, b in itertools.pairwise(lines) if a in at_width]

@@ -73,7 +73,10 @@ def frame_code(entries: Sequence[JournalEntry], i: int) -> bool:
 RAISED = re.compile(
     r"^\s*(?:\| )?(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}[A-Z]\w{0,80}?"
     r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Timeout|Failure|error|Exceeded|NotFound)|"
-    r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20})(?::\s?(?P<msg>.*))?$"
+    r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20}|"
+    # a class from a package's exceptions module, whatever its name ends in
+    # ("triton.runtime.errors.OutOfResources")
+    r"(?:[A-Za-z_]\w{0,60}\.){0,8}(?:errors|exceptions|exc)\.[A-Z]\w{1,80})(?::\s?(?P<msg>.*))?$"
 )
 # an exception quoted inside a longer line (a user's words, a wrapper's markup, another
 # script's text before it): "报错OSError: ...", "**_OSError: ...", "got ValueError: ..."

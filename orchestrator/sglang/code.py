@@ -35,6 +35,7 @@ __all__ = [
     "TRITON_COMPILE_STAGES",
     "VERIFY_STEP",
     "WARMUP_FUNCTIONS",
+    "WEIGHT_LOADERS",
 ]
 
 # SGLang's launch-argument hooks (0.5.2x): per-model and per-feature argument resolution
@@ -87,6 +88,10 @@ SERVING_FUNCTIONS = (
     "event_loop_overlap_disagg_decode",
     "run_event_loop",
     "dispatch_event_loop",
+    # the overlap scheduler's forward thread (managers/tp_worker_overlap_thread.py, 0.4.x):
+    # it runs the batches the scheduler queues for it, so only while serving
+    "forward_thread_func",
+    "forward_thread_func_",
     "recv_requests",
     "process_input_requests",
     "handle_generate_request",
@@ -144,7 +149,23 @@ DETOKENIZER_MODULES = (
 )
 
 # module paths (under site-packages) whose frames put an exception in a family
-DRAFT_PACKAGES = ("sglang/srt/speculative/", "_eagle3.py", "_eagle.py", "draft")
+DRAFT_PACKAGES = (
+    "sglang/srt/speculative/",
+    "_eagle3.py",
+    "_eagle.py",
+    "draft",
+    # vLLM's speculative workers (V0's spec_decode/, V1's v1/spec_decode/)
+    "vllm/spec_decode/",
+    "vllm/v1/spec_decode/",
+)
+# the functions that copy a checkpoint's tensors into a model's parameters (SGLang's and vLLM's
+# models and loaders): an error raised in one is about the checkpoint's weights
+WEIGHT_LOADERS = (
+    "load_weights",
+    "load_weights_and_postprocess",
+    "default_weight_loader",
+    "weight_loader",
+)
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
 # the attention kernels' own files in every layout: layers/attention/ (0.3.x on),
 # layers/triton_attention/ (0.2-0.3), and 0.1.x's kernels beside the layer

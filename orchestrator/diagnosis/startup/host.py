@@ -38,6 +38,10 @@ _SERVER_ERROR_BODY = ('"object":"error"', '"object": "error"', "'object': 'error
 # errno, and that is host-memory-exhausted (a tmpfs sized by the container, not a disk)
 _NOT_SHM = r"\A(?!.*(?:shm|shared memory|posix_fallocate|/torch_))"
 
+# an NCCL WARN that says NCCL went on another way (a topology search falling back to a simple
+# order, an option ignored, a transport used instead): no failure
+_NCCL_GOES_ON = r"(?![^\n]{0,400}?(?:\b[Ff]alling back\b|\bfall(?:s|ing)? back to\b|\b[Ii]gnoring\b|\binstead\b))"
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="exec-failed",
@@ -825,16 +829,20 @@ RULES: tuple[Rule, ...] = (
                 fix="let the service user create segments in /dev/shm (mode 1777, no ProtectSystem=/PrivateDevices= hiding it, no stale nccl-* segments owned by another user: `ls -l /dev/shm`), or set NCCL_SHM_DISABLE=1 (slower)",
                 explains=("host-memory-exhausted",),
             ),
-            pat(r"NCCL WARN (?P<msg>.*)"),
+            # (not a WARN that says NCCL went on another way: "Could not find a path for pattern
+            # 4, falling back to simple order", "… ignoring", "using … instead")
+            pat(r"NCCL WARN " + _NCCL_GOES_ON + r"(?P<msg>.*)"),
             # NCCL's own line shape (host:pid:tid [device] file:line) with the level alone, as
             # releases before 2.4 print it ("include/socket.h:360 WARN Call to connect failed")
             pat(
-                r"^\S{1,200}:\d+:\d+ \[\d+\] [\w/.-]{1,120}\.(?:h|cc|cu|cpp):\d+ WARN (?P<msg>.*)",
+                r"^\S{1,200}:\d+:\d+ \[\d+\] [\w/.-]{1,120}\.(?:h|cc|cu|cpp):\d+ WARN "
+                + _NCCL_GOES_ON
+                + r"(?P<msg>.*)",
                 keywords=(" WARN ",),
             ),
             # the same, where the reader took NCCL's host:pid:tid [device] off as the prefix
             pat(
-                r"^[\w/.-]{1,120}\.(?:h|cc|cu|cpp):\d+ WARN (?P<msg>.*)",
+                r"^[\w/.-]{1,120}\.(?:h|cc|cu|cpp):\d+ WARN " + _NCCL_GOES_ON + r"(?P<msg>.*)",
                 keywords=(" WARN ",),
                 origin=r"\S:\d+:\d+ \[\d+\]",
             ),
@@ -844,6 +852,14 @@ RULES: tuple[Rule, ...] = (
             # Python frame is named like that, and only a crash prints them
             pat(
                 r"(?P<msg>.*?(?:File \"[^\"\n]{0,300}?\.(?:cc|cpp|cu|cuh|h)\", line \d+, in (?P<fn>nccl\w+)|\blibnccl\.so[.\d]*\((?P<sym>nccl\w+)\+0x[0-9a-f]+\)).*)",
+                summary="the process crashed inside NCCL ({fn}{sym}): {msg}",
+            ),
+            # the same in UCX's backtrace of a caught signal ("Caught signal 11 (Segmentation
+            # fault …)" then "<n> 0x<addr> <function>()  <file>:<line>"): a frame in NCCL's own
+            # sources (…/nccl/…/src/enqueue.cc) or an NCCL entry point
+            pat(
+                r"(?P<msg>^\s*\d{1,3} 0x[0-9a-f]{4,16} (?:(?P<fn>nccl\w{1,80})\(\)|(?P<sym>\w{1,80})\(\)\s{1,8}[^\s:]{0,300}/nccl/[^\s:]{0,200}\.(?:cc|cu|cpp|h):\d+).*)",
+                keywords=(" 0x",),
                 summary="the process crashed inside NCCL ({fn}{sym}): {msg}",
             ),
             pat(

@@ -693,12 +693,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\b(?:[Ff]ailed to|[Uu]nable to|[Cc]annot|[Cc]ould not) (?:open|load|read|find)\b[^\n]{0,60}?'?(?P<path>[^'\s:()]{1,400}\.(?:gguf|ggml|safetensors|bin|pt|pth|onnx|engine|plan))'?[^\n]{0,60}?(?:No such file or directory|\bENOENT\b|\berrno:? ?2\b).*)",
             ),
-            # (a build tool's name alone is a compiler that is not installed: jit-build-failed)
+            # (a build tool's name alone is a compiler that is not installed: jit-build-failed;
+            # a file in a JIT's or compiler's cache, or a temporary file, is no model: a cache
+            # written by two processes at once, or cleaned under a running one)
             pat(
                 _EXC
                 + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!(?:[^'\n]{0,300}/)?"
                 + _BUILD_TOOLS
-                + r"')(?P<path>[^']+)')",
+                + r"')(?![^'\n]{0,400}?(?:/\.triton/|/triton/cache/|torch_extensions/|/torchinductor_|/\.cache/flashinfer/|/__pycache__/|\.tmp(?:\.|')|\.lock'))(?P<path>[^']+)')",
             ),
             pat(
                 _EXC

@@ -82,6 +82,7 @@ _KERNEL_PACKAGES = (
     "deep_ep",
     "aiter",
     "vllm._C",
+    "vllm._custom_ops",
     "vllm_flash_attn",
     "xformers",
     "triton",

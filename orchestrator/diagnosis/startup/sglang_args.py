@@ -296,6 +296,16 @@ RULES: tuple[Rule, ...] = (
                 frames=code.DRAFT_PACKAGES,
                 both=True,
             ),
+            # the drafter's checkpoint refused while its weights are copied in, under the draft
+            # worker (a weight name the model class lacks, "KeyError: 'layers.0.self_attn.
+            # qkv_proj.weight'"; the loader's weight-shape-mismatch assertion): a drafter
+            # written for another model class or base
+            Family(
+                ("KeyError", "AssertionError", "RuntimeError", "ValueError"),
+                frames=code.DRAFT_PACKAGES,
+                site_functions=code.WEIGHT_LOADERS,
+                summary="the drafter's weights do not fit the model class SGLang loads it as: {exc}: {msg}",
+            ),
             # torch's state-dict check naming the draft model's class ("Error(s) in loading
             # state_dict for LlamaForCausalLMEagle3: size mismatch for fc.weight ..."), wherever
             # it was raised
@@ -477,6 +487,14 @@ RULES: tuple[Rule, ...] = (
                 site_frames=code.ATTENTION_KERNEL_FILES,
                 summary="the attention kernel does not support this model's head size: {exc}: {msg}",
             ),
+            Family(
+                ("RuntimeError", "ValueError"),
+                words=code.ATTENTION_KERNEL_SOURCES,
+                and_words=("Unsupported", "unsupported", "not supported", "failed to dispatch"),
+                shape=r"\bError in function '\w{1,120}' at [^\n]{1,300}?\.(?:cuh|cu|h|hpp|cc|cpp):\d{1,6}:",
+                shape_doc="a kernel's own check, raised with its function and source file",
+                summary="the attention kernel refused this shape or GPU: {exc}: {msg}",
+            ),
             # a model or engine refusing to run without an attention implementation it needs
             # ("Sharded Llama requires Flash Attention enabled models", "FlashInfer is required
             # for ...", "xformers is not available for ..."): the attention backend, in any
@@ -499,7 +517,10 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
         # a CUDA error raised in an attention kernel's own source, refusing its launch: a
-        # kernel built for another GPU generation (FA3 is Hopper-only) or shape
+        # kernel built for another GPU generation (FA3 is Hopper-only) or shape; the kernel's
+        # own dispatch check, raised with its source file ("Error in function
+        # 'BatchPrefillWithRaggedKVCacheDispatched' at …/flashinfer/…/prefill.cuh:2215:
+        # Unsupported max_mma_kv: 0")
         signals=(
             Signal(
                 ("cuda",),
