@@ -17,7 +17,7 @@ _TRACEBACK = "Traceback (most recent call last)"
 _CONTEXT_WINDOW = 120  # lines searched back for the traceback header
 # The last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ...", "AssertionError".
 _EXC_LINE = re.compile(
-    r"^\s*(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b"
+    r"^\s*(?:(?:[\w.]+\.)?(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)\b"
     # a class from a package's exceptions module ("triton.runtime.errors.OutOfResources:")
     r"|(?:[A-Za-z_]\w{0,60}\.){0,8}(?:errors|exceptions|exc)\.[A-Z]\w{1,80}:)"
 )

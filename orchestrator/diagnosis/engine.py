@@ -159,6 +159,16 @@ def _block(entries: Sequence[JournalEntry], i: int) -> tuple[int, ...]:
     for j in own():
         out.append(j)
         if _TRACEBACK in entries[j].text:
+            # a wrapper that printed its words, a colon and then the traceback on the lines
+            # below (0.1.x's tokenizer manager printed its words, then the traceback) belongs
+            # to it
+            if (
+                entries[j].text.strip() == _TRACEBACK + ":"
+                and j > 0
+                and not other(entries[j - 1])
+                and entries[j - 1].text.rstrip().endswith(":")
+            ):
+                out.append(j - 1)
             out.reverse()
             return tuple(out)
     frames: list[int] = []
@@ -480,25 +490,12 @@ def _classify(
 def _drop_chain_followers(
     entries: Sequence[JournalEntry], candidates: Sequence[int], matches: list[_Match]
 ) -> list[_Match]:
-    """A traceback chain whose first exception names a cause: the exceptions raised after it in
-    the same chain (while handling it, or wrapping it) are its consequences, and a cause they
-    seem to name is dropped. A sticky CUDA fault makes the handler's next CUDA call fail too
-    ("an illegal memory access" first, then "CUDA-capable device(s) is/are busy or
-    unavailable" from the cleanup): the log's order, not the rules' order, says which is the
-    cause, even when every line carries the same second."""
+    """Causes named on a chain's later exceptions give way to its first (S.chain_followers)."""
     causes = [m for m in matches if m.role == R.CAUSE]
     if len(causes) < 2:
         return matches
     headers = [i for i in candidates if S.TRACEBACK in entries[i].text]
-    drop: set[int] = set()
-    for tb in S.tracebacks(entries, headers):
-        if len(tb.chain) < 2:
-            continue
-        root = tb.chain[0].index
-        if any(tb.start <= m.index <= root for m in causes):
-            drop.update(r.index for r in tb.chain[1:])
-    if not drop:
-        return matches
+    drop = S.chain_followers(S.tracebacks(entries, headers), [m.index for m in causes])
     return [m for m in matches if m.role != R.CAUSE or m.index not in drop]
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Frame",
     "Raised",
     "Traceback",
+    "chain_followers",
     "event_kind",
     "event_kinds",
     "exception_message",
@@ -74,6 +75,8 @@ RAISED = re.compile(
     r"^\s*(?:\| )?(?P<type>(?:[A-Za-z_]\w{0,60}\.){0,8}[A-Z]\w{0,80}?"
     r"(?:Error|Exception|Exit|Interrupt|Warning|Fault|Timeout|Failure|error|Exceeded|NotFound)|"
     r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20}|"
+    # the base class itself ("raise Exception(...)"): the names above need a word before it
+    r"(?:[A-Za-z_]\w{0,60}\.){0,8}(?:Exception|BaseException)|"
     # a class from a package's exceptions module, whatever its name ends in
     # ("triton.runtime.errors.OutOfResources")
     r"(?:[A-Za-z_]\w{0,60}\.){0,8}(?:errors|exceptions|exc)\.[A-Z]\w{1,80})(?::\s?(?P<msg>.*))?$"
@@ -279,6 +282,20 @@ def tracebacks(entries: Sequence[JournalEntry], headers: Iterable[int]) -> list[
     for key, chain in pending.items():
         out.append(Traceback(tuple(chain), starts[key], None, None))
     out.sort(key=lambda tb: tb.start)
+    return out
+
+
+def chain_followers(tbs: Sequence[Traceback], causes: Sequence[int]) -> set[int]:
+    """The exception lines to set aside as consequences: in a traceback chain whose first
+    exception names a cause (a line of `causes` between its header and its exception), the
+    exceptions raised after it in the chain (while handling it, or wrapping it). A sticky CUDA
+    fault makes the handler's next CUDA call fail too ("an illegal memory access" first, then
+    "CUDA-capable device(s) is/are busy or unavailable" from the cleanup): the log's order, not
+    the rules' order, says which is the cause, even when every line carries the same second."""
+    out: set[int] = set()
+    for tb in tbs:
+        if len(tb.chain) > 1 and any(tb.start <= i <= tb.chain[0].index for i in causes):
+            out.update(r.index for r in tb.chain[1:])
     return out
 
 

@@ -404,6 +404,9 @@ MESSAGES: tuple[Message, ...] = (
         "TokenizerManager hit an exception: {traceback}",
         "srt/managers/tokenizer_manager.py:4043",
         fields={"traceback": r".*"},
+        # 0.1.x and 0.2.x printed it with the traceback on the next lines
+        # (srt/managers/tokenizer_manager.py, read off sglang 0.1.14 and 0.2.9)
+        older=("Exception in TokenizerManager:{traceback}",),
     ),
     Message(
         "subprocess-crashed",

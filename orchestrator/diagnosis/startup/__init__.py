@@ -14,7 +14,15 @@ Roles are documented in `orchestrator.diagnosis.model`; how the cause is chosen 
 from __future__ import annotations
 
 from orchestrator.diagnosis.model import Rule
-from orchestrator.diagnosis.startup import builds, gpu, host, packages, sglang_args
+from orchestrator.diagnosis.startup import (
+    architectures,
+    builds,
+    collectives,
+    gpu,
+    host,
+    packages,
+    sglang_args,
+)
 
 __all__ = ["STARTUP_ORDER", "STARTUP_RULES"]
 
@@ -53,7 +61,16 @@ STARTUP_ORDER: tuple[str, ...] = (
 )
 
 _BY_ID: dict[str, Rule] = {
-    r.id: r for r in (*sglang_args.RULES, *packages.RULES, *builds.RULES, *gpu.RULES, *host.RULES)
+    r.id: r
+    for r in (
+        *sglang_args.RULES,
+        *packages.RULES,
+        *architectures.RULES,
+        *builds.RULES,
+        *gpu.RULES,
+        *host.RULES,
+        *collectives.RULES,
+    )
 }
 if sorted(_BY_ID) != sorted(STARTUP_ORDER):
     raise RuntimeError(

@@ -76,8 +76,14 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\bThis container was built for NVIDIA Driver Release (?P<need>\d+(?:\.\d+)*) or later\b.*)",
             ),
             # the NVIDIA container toolkit refusing an image whose CUDA needs a newer driver
+            # (the image's NVIDIA_REQUIRE_CUDA: "cuda>=12.8", "driver>=410", or the brand
+            # alternative "brand=tesla,driver>=418,driver<419" a non-Tesla GPU fails when the
+            # driver is older than the image's CUDA)
             pat(
                 r"(?P<msg>.*unsatisfied condition: cuda ?>= ?(?P<need>\d+\.\d+).*)",
+            ),
+            pat(
+                r"(?P<msg>.*?\bunsatisfied condition: (?:driver ?>= ?(?P<need>\d+(?:\.\d+)*)|brand ?= ?\w{1,20}).*)",
             ),
             # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
             pat(
@@ -589,9 +595,11 @@ RULES: tuple[Rule, ...] = (
             # buffer"), a CUDA check that names the call ("CUDA runtime error in
             # ::cudaMallocAsync(…): out of memory", TensorRT-LLM), TensorRT's allocator ("Error
             # Code 1: Cuda Runtime (out of memory)", "Requested amount of GPU memory … could not
-            # be allocated"), Gaudi's device memory (PT_DEVMEM), Ascend's CANN code EL0004
+            # be allocated"), Gaudi's device memory (PT_DEVMEM), Ascend's CANN code EL0004, a
+            # kernel library's check that quotes CUDA's status after its own function
+            # (FlashInfer's "BatchDecodeWithPagedKVCache failed with error out of memory")
             pat(
-                r"(?P<msg>.*?(?:\b(?:failed to|unable to|cannot|could not) allocate (?:CUDA|ROCm|HIP|Vulkan|SYCL|MUSA|CANN|Metal)\d{0,3} buffer\b|\b(?:CUDA|HIP)(?: runtime| driver)? error in \S[^\n]{0,300}?: out of memory\b|\bError Code \d+: (?:Cuda|CUDA|HIP) (?:Runtime|Driver) \(out of memory\)|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b|\bMODULE:PT_DEVMEM Allocation failed\b|\bEL0004\b[^\n]{0,120}?Failed to allocate memory).*)",
+                r"(?P<msg>.*?(?:\b(?:failed to|unable to|cannot|could not) allocate (?:CUDA|ROCm|HIP|Vulkan|SYCL|MUSA|CANN|Metal)\d{0,3} buffer\b|\b[A-Z]\w{2,80} failed with error:? out of memory\b|\b(?:CUDA|HIP)(?: runtime| driver)? error in \S[^\n]{0,300}?: out of memory\b|\bError Code \d+: (?:Cuda|CUDA|HIP) (?:Runtime|Driver) \(out of memory\)|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b|\bMODULE:PT_DEVMEM Allocation failed\b|\bEL0004\b[^\n]{0,120}?Failed to allocate memory).*)",
                 summary="GPU out of memory: {msg}",
             ),
             pat(

@@ -97,6 +97,15 @@ _KERNEL_PACKAGES = (
 # no attribute 'get_compile_mode'", "module 'aiter' has no attribute 'dtypes'"): the installed
 # release is not the one the engine was written for (kernel-package-mismatch's families, with
 # any compiled library's undefined symbol)
+# a call's arguments refused by the callee's signature, in Python's and torch's op schema words
+_OP_SCHEMA_WORDS = (
+    "argument(s) but received",
+    "required positional argument",
+    "unexpected keyword argument",
+    "positional argument but",
+    "positional arguments but",
+    "missing value for argument",
+)
 _KERNEL_PACKAGE_FAMILIES = (
     Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),
     Family(
@@ -118,6 +127,16 @@ _KERNEL_PACKAGE_FAMILIES = (
         ),
         frames=code.ATTENTION_PACKAGES,
         both=True,
+    ),
+    # a registered custom op (torch.ops.<package>.<op>, raised in torch/_ops.py) called with
+    # another schema than the compiled library registered ("…::plan() expected at most 15
+    # argument(s) but received 16 argument(s)"): the compiled part is another release than
+    # the Python code that calls it
+    Family(
+        ("RuntimeError", "TypeError"),
+        words=_OP_SCHEMA_WORDS,
+        site_frames=("torch/_ops.py",),
+        summary="a compiled op was called with another signature than the installed build registered: {exc}: {msg}",
     ),
 )
 # its examples, not from the corpus: kernel packages of another release than their callers'
@@ -233,7 +252,9 @@ _INSTALL_HINTS = (
     "Install it with",
     "install it with",
     "must be installed",
-    "needs to be installed",
+    # "needs to be installed", and a framework's "Form data requires \"python-multipart\" to
+    # be installed" (the package named between the two)
+    "to be installed",
     "not found in your environment",
 )
 # ... unless it asks for another version of an installed package (that is a version

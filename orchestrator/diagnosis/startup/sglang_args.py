@@ -30,6 +30,7 @@ from orchestrator.diagnosis.startup.patterns import (
     _GPU_GENERATIONS,
     _NEEDS_GPU_GENERATION,
     _NEEDS_GPU_GENERATION_DOC,
+    _OP_SCHEMA_WORDS,
 )
 from orchestrator.sglang import code
 
@@ -477,6 +478,9 @@ RULES: tuple[Rule, ...] = (
                 words=("backend", "head_dim", "head size", "head_size"),
                 frames=code.ATTENTION_PACKAGES,
                 both=True,
+                # (a call refused by a compiled op's signature is another release of the
+                # package, kernel-package-mismatch's, whatever the op's name says)
+                unless=_OP_SCHEMA_WORDS,
             ),
             # an attention kernel's own assertion on the head dimension (a bare `assert Lq in
             # {16, 32, 64, 128, 256}`, read off the assert statement): the model's head size is
