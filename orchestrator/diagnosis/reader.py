@@ -67,6 +67,9 @@ _TIMEISH = re.compile(
 _PROSE = re.compile(
     r"[Ee]rror\b|rror:|[Ee]xception|Traceback|[Ww]arning:|(?:\b[a-z]{2,}\b[ ,]+){4}[a-z]{2,}\b"
     r"|\bNVRM:"
+    # code, not a prefix: a Python keyword right before an exception's name (IPython's
+    # numbered source listing, "     33 except ImportError:")
+    r"|\b(?:except|raise|return|import|from|assert|yield|not|and|or|else|elif|if|is) $"
 )
 _MAX_PREFIX = 300
 _MAX_SHAPES = 64  # the most frequent prefix shapes kept (one alternation, bounded)

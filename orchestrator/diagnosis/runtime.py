@@ -427,6 +427,14 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     r"(?:Rank (?P<rank>\d+)\] )?Watchdog caught collective(?: op[a-z]{0,7})?\s*$",
                 ),
+                # torch's heartbeat monitor (ProcessGroupNCCL.cpp, torch >= 2.3): the watchdog
+                # itself stuck behind a hung NCCL/CUDA call ("ProcessGroupNCCL's watchdog got
+                # stuck for 600 seconds without making progress in monitoring enqueued
+                # collectives"), after which it aborts the process
+                pat(
+                    r"(?:Rank (?P<rank>\d+)\] )?(?P<msg>ProcessGroupNCCL's watchdog got stuck for (?P<stuck_s>\d+) seconds\b.*)",
+                    summary="torch's NCCL watchdog itself was stuck for {stuck_s} s behind a hung NCCL or CUDA call on rank {rank}, and torch aborted the process",
+                ),
                 # torch >= 2.4 splits it: "[PG ID 2 PG GUID 3 Rank 3] Timeout at NCCL work: 32,
                 # last enqueued NCCL work: 32, last completed NCCL work: 31."
                 pat(

@@ -225,7 +225,7 @@ RULES: tuple[Rule, ...] = (
             # is/are busy or unavailable", older "all CUDA-capable devices are busy or
             # unavailable" (THCudaCheck … error=46), HIP's the same
             pat(
-                r"(?P<msg>.*(?:CUDA|HIP|ROCm)-capable device(?:\(s\)|s)? (?:is/are|is|are) busy or unavailable.*)",
+                r"(?P<msg>.*(?:CUDA|HIP|ROCm|cuda|Cuda)-capable device(?:\(s\)|s)? (?:is/are|is|are) busy or unavailable.*)",
                 fixhint="another process holds the GPUs (or they are in exclusive-process mode): find it with `nvidia-smi` and stop it",
             ),
             # the GPU's device nodes refused to the user (ROCm's /dev/kfd and render nodes need

@@ -64,6 +64,14 @@ RULES: tuple[Rule, ...] = (
                     "because of the following error (look up to see its traceback)",
                 ),
             ),
+            # an import that failed earlier, its exception kept in the module's name and used
+            # later as if it were the module ("'ModuleNotFoundError' object has no attribute
+            # 'OpenAI'": a lazy or guarded import)
+            Family(
+                ("AttributeError",),
+                words=("'ModuleNotFoundError' object", "'ImportError' object"),
+                summary="a package failed to import earlier and its error is used as the module: {exc}: {msg}",
+            ),
             # the dynamic loader missing a shared library, raised as an OSError (ctypes' CDLL,
             # torch.ops.load_library) rather than an ImportError; the NVIDIA driver's own
             # libraries are gpu-unavailable's

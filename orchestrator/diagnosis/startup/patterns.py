@@ -64,12 +64,15 @@ _NOT_A_FILE = (
 # model modules, printed on healthy starts), nor on bitsandbytes' notice that it fell back to its
 # CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs),
 # nor on a package's notice that it skipped its compiled extension and runs on without it
-# (torchao's "Skipping import of cpp extensions: …: undefined symbol: …", a warning at import)
+# (torchao's "Skipping import of cpp extensions: …: undefined symbol: …", a warning at import;
+# vLLM's "Failed to import from amdsmi with ModuleNotFoundError(…)")
 _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol"
-    + r"|\bSkipping (?:the )?(?:import|loading) of\b|\b[Ff]alling back to\b))"
+    + r"|\bSkipping (?:the )?(?:import|loading) of\b|\b[Ff]alling back to\b"
+    # vLLM's platform probe, which tries each vendor's library and goes on without it
+    + r"|\bFailed to import from \w{1,40} with\b))"
 )
 # compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
 # engine that calls it: a missing attribute of one is the installed release, not the caller's bug

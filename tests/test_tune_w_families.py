@@ -1,0 +1,64 @@
+"""The structure and patterns written on batch W's misses (published after its first-seen
+scoring), tried on texts that are not in the corpus and on near misses they must leave alone.
+With the rules alone: the corpus vocabulary is only a lead (tests/test_lexicon.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.diagnosis import classify_text
+from orchestrator.diagnosis.reader import read_lines
+
+LANDS = [
+    # torch's heartbeat monitor: the NCCL watchdog itself stuck
+    (
+        "nccl-watchdog-timeout",
+        "[rank3]:[F1207 10:00:00.000000 ProcessGroupNCCL.cpp:1224] [PG ID 0 PG GUID 0(default_pg) "
+        "Rank 3] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+        "monitoring enqueued collectives.",
+    ),
+    # a CUDA status retyped in lower case
+    ("gpu-unavailable", "RuntimeError: cuda-capable device(s) is/are busy or unavailable"),
+    # a guarded import whose error stands in for the module
+    (
+        "python-import-error",
+        "AttributeError: 'ImportError' object has no attribute 'LLM'",
+    ),
+]
+
+
+@pytest.mark.usefixtures("rules_only")
+@pytest.mark.parametrize(("want", "text"), LANDS)
+def test_the_family_lands_on_another_text(want: str, text: str) -> None:
+    d = classify_text(text + "\n")
+    assert d.category == want, (d.category, d.summary)
+
+
+@pytest.mark.usefixtures("rules_only")
+def test_a_platform_probe_is_not_a_missing_package() -> None:
+    # vLLM tries each vendor's library at start and goes on without it
+    log = (
+        "WARNING 03-09 01:21:09 [rocm.py:25] Failed to import from amdsmi with "
+        "ModuleNotFoundError(\"No module named 'amdsmi'\")\n"
+        "ValueError: Expected a torch.device with a specified index or an integer, but got:cuda\n"
+    )
+    assert classify_text(log).category != "python-import-error"
+
+
+def test_a_numbered_source_listing_is_code_not_a_prefix() -> None:
+    # IPython's traceback quotes the source with line numbers: "     33 except ImportError:" is
+    # code, and "     33 except " no shipper's prefix
+    lines = [
+        "ValueError                                Traceback (most recent call last)",
+        "Cell In[1], line 3",
+        "     31 try:",
+        "---> 32     from outlines.fsm.json_schema import convert_json_schema_to_str",
+        "     33 except ImportError:",
+        "     34     pass",
+        "     40 try:",
+        "---> 41     nest_asyncio.apply()",
+        "     42 except ImportError:",
+        "     43     print('x')",
+        "ValueError: Can't patch loop of type <class 'uvloop.Loop'>",
+    ]
+    assert read_lines(lines).lines == lines
