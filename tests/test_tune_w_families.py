@@ -62,3 +62,58 @@ def test_a_numbered_source_listing_is_code_not_a_prefix() -> None:
         "ValueError: Can't patch loop of type <class 'uvloop.Loop'>",
     ]
     assert read_lines(lines).lines == lines
+
+
+# --- the round on Y (published after its first-seen row) ---------------------------------
+
+LANDS_Y = [
+    # the CDI hook, the driver installer unable to load the module
+    (
+        "gpu-unavailable",
+        'Error: OCI runtime error: crun: {"msg":"error executing hook `/usr/local/bin/'
+        'nvidia-cdi-hook` (exit code: 1)"}',
+    ),
+    ("gpu-unavailable", "ERROR: Unable to load the kernel module 'nvidia-drm.ko'."),
+    # a rendezvous host name that does not resolve, under torch.distributed
+    (
+        "dist-init-timeout",
+        "Traceback (most recent call last):\n"
+        '  File "/x/site-packages/torch/distributed/rendezvous.py", line 1, in _create_c10d_store\n'
+        "    return TCPStore(\n"
+        "RuntimeError: Temporary failure in name resolution",
+    ),
+    # only a compiler's notes survived, one saying what failed
+    (
+        "jit-build-failed",
+        "/x/site-packages/sglang/jit_kernel/csrc/norm.cuh:12:1: note:   template argument "
+        "deduction/substitution failed:",
+    ),
+]
+
+
+@pytest.mark.usefixtures("rules_only")
+@pytest.mark.parametrize(("want", "text"), LANDS_Y)
+def test_the_y_round_lands_on_another_text(want: str, text: str) -> None:
+    d = classify_text(text + "\n")
+    assert d.category == want, (d.category, d.summary)
+
+
+@pytest.mark.usefixtures("rules_only")
+def test_sglangs_platform_probe_is_not_a_missing_package() -> None:
+    log = (
+        '[2026-01-02 03:04:05] Failed to import amdsmi with ModuleNotFoundError("No module '
+        "named 'amdsmi'\")\n"
+        "TypeError: cannot unpack non-iterable ForwardMetadata object\n"
+    )
+    assert classify_text(log).category != "python-import-error"
+
+
+@pytest.mark.usefixtures("rules_only")
+def test_a_name_outside_torch_distributed_is_not_the_rendezvous() -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/site-packages/requests/adapters.py", line 1, in send\n'
+        "    raise ConnectionError(e)\n"
+        "RuntimeError: Temporary failure in name resolution\n"
+    )
+    assert classify_text(log).category != "dist-init-timeout"

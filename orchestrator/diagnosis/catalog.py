@@ -98,7 +98,7 @@ BENIGN = re.compile(
     r"can be ignored|error_on_|error-on-|"
     # vLLM's platform probe, logged at debug level on every start ("Failed to import from
     # amdsmi with ModuleNotFoundError(...)"): it tries each vendor's library in turn
-    r"Failed to import from \w{1,40} with (?:ModuleNotFoundError|ImportError)\b|"
+    r"Failed to import (?:from )?\w{1,40} with (?:ModuleNotFoundError|ImportError)\b|"
     + "|".join(re.escape(m.literals()[0]) for m in sglang.all_messages("ignore-import-error"))
 )
 

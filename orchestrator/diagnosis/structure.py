@@ -384,11 +384,13 @@ _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     # a C/C++/CUDA compiler's error line (gcc/clang `f.c:5:10: fatal error:`, nvcc
-    # `f.cu(12): error:`): a JIT build (Triton, torch cpp_extension, ninja) failed
+    # `f.cu(12): error:`), or a note it prints only under an error ("note:   template argument
+    # deduction/substitution failed:"): a JIT build (Triton, torch cpp_extension, ninja) failed
     (
         "compiler",
         re.compile(
-            r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp)(?::\d{1,7}:\d{1,5}:|\(\d{1,7}\):) (?:fatal )?error\b"
+            r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp)(?::\d{1,7}:\d{1,5}:|\(\d{1,7}\):) "
+            r"(?:(?:fatal )?error\b|note: [^\n]{0,200}?\bfailed\b)"
         ),
     ),
     ("error-level", _ERROR_LEVEL),

@@ -166,6 +166,8 @@ RULES: tuple[Rule, ...] = (
         # a C/C++/CUDA compiler's own error line (a missing Python.h, a header, a syntax error)
         signals=(
             Signal(("compiler",), words=("error",)),
+            # only the compiler's notes survived the paste, one saying what failed
+            Signal(("compiler",), words=("failed",), role=FALLBACK),
             # a build step's compiler command logged at error level (a JIT builder's ninja
             # output re-raised line by line: "ERROR … [1/11] /usr/local/cuda/bin/nvcc …"): the
             # build failed even when the log was cut before the compiler's own error

@@ -166,7 +166,7 @@ RULES: tuple[Rule, ...] = (
             # the runtime could not inject the GPU devices (CDI specs naming devices the host
             # lacks, the nvidia-ctk hook failing)
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook `?[^\s`]{0,200}?nvidia-(?:ctk|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook `?[^\s`]{0,200}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
@@ -192,9 +192,10 @@ RULES: tuple[Rule, ...] = (
             # device plugin's, nvidia-smi's, pynvml's and go-nvml's words for no driver or a
             # container without the NVIDIA runtime ("Failed to initialize NVML: could not load
             # NVML library", "Failed to initialize NVML: Unknown Error", "NVML_ERROR_…", and
-            # go-nvml's names of the same return codes: "nvml init failed: ERROR_LIBRARY_NOT_FOUND")
+            # go-nvml's names of the same return codes: "nvml init failed: ERROR_LIBRARY_NOT_FOUND";
+            # the driver installer unable to load nvidia.ko, which leaves no driver at all)
             pat(
-                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|\b(?:NVML|nvml) init(?:iali[sz]ation)? failed\b|\b(?:NVML_)?ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)\b|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
+                r"(?P<msg>.*(?:could not load NVML library|[Ff]ailed to (?:initialize|start|init) (?:NVML|nvml)\b|\b(?:NVML|nvml) init(?:iali[sz]ation)? failed\b|\bUnable to load the kernel module '?nvidia(?:-\w{1,20})?\.ko\b|\b(?:NVML_)?ERROR_(?:LIBRARY_NOT_FOUND|DRIVER_NOT_LOADED|NO_PERMISSION)\b|NVMLError_(?:DriverNotLoaded|NoPermission)).*)",
                 fixhint="NVML cannot be loaded or initialised: no NVIDIA driver on the host, or the container (a Kubernetes pod, the device plugin) runs without the NVIDIA runtime; install the driver and the NVIDIA container toolkit and make `nvidia` the default runtime (`nvidia-ctk runtime configure --set-as-default`), then check `nvidia-smi` in the container",
             ),
             # torch's warning that NVML would not initialise (torch/cuda/__init__.py): no driver

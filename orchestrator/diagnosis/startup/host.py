@@ -338,6 +338,20 @@ RULES: tuple[Rule, ...] = (
                 frames=code.DISTRIBUTED_PACKAGES,
                 both=True,
             ),
+            # the rendezvous host's name does not resolve (a pod's DNS name not there yet, a
+            # typo in MASTER_ADDR / --dist-init-addr), under torch.distributed's frames
+            Family(
+                ("ValueError", "RuntimeError", "gaierror", "OSError"),
+                words=(
+                    "Name or service not known",
+                    "Temporary failure in name resolution",
+                    "nodename nor servname provided",
+                ),
+                frames=code.DISTRIBUTED_PACKAGES,
+                both=True,
+                summary="the rendezvous host's name does not resolve: {exc}: {msg}",
+                fix="the ranks cannot find the rendezvous host by name: check MASTER_ADDR / --dist-init-addr (on Kubernetes, the leader's headless-service name resolves only once its pod is ready: wait for it, or use the pod IP)",
+            ),
         ),
         # torch's C++ store/rendezvous logging its own failure (glog E lines, elastic agent)
         signals=(

@@ -71,8 +71,8 @@ _NOT_BENIGN = (
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol"
     + r"|\bSkipping (?:the )?(?:import|loading) of\b|\b[Ff]alling back to\b"
-    # vLLM's platform probe, which tries each vendor's library and goes on without it
-    + r"|\bFailed to import from \w{1,40} with\b))"
+    # vLLM's and SGLang's platform probes, which try each vendor's library and go on without it
+    + r"|\bFailed to import (?:from )?\w{1,40} with\b))"
 )
 # compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
 # engine that calls it: a missing attribute of one is the installed release, not the caller's bug
