@@ -117,3 +117,41 @@ def test_a_name_outside_torch_distributed_is_not_the_rendezvous() -> None:
         "RuntimeError: Temporary failure in name resolution\n"
     )
     assert classify_text(log).category != "dist-init-timeout"
+
+
+# --- for the tuned part's gate, after U to Y were published (misses of N) -------------------
+
+LANDS_N = [
+    # the container toolkit's requirement check cut before its condition
+    ("driver-too-old", "nvidia-container-cli: requirement error: unsatisfied condition: cu"),
+    # a CDI name taken for a device path by a runtime without CDI
+    ("gpu-unavailable", "Error: stat amd.com/gpu=all: no such file or directory"),
+    # CUDA's status by its number in a check against cudaSuccess (30: cudaErrorUnknown)
+    (
+        "gpu-unavailable",
+        "F0101 00:00:00.000000 1 syncedmem.cpp:56] Check failed: error == cudaSuccess (30 vs. 0) "
+        "unknown error",
+    ),
+]
+
+
+@pytest.mark.usefixtures("rules_only")
+@pytest.mark.parametrize(("want", "text"), LANDS_N)
+def test_the_n_misses_land_on_another_text(want: str, text: str) -> None:
+    d = classify_text(text + "\n")
+    assert d.category == want, (d.category, d.summary)
+
+
+def test_a_bare_exception_type_takes_no_message_from_the_lines_below() -> None:
+    from orchestrator.diagnosis.journal import JournalLines
+    from orchestrator.diagnosis.structure import tracebacks
+
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/cuda_graph_runner.py", line 188, in replay\n'
+        "    assert not batch.return_logprob\n"
+        "AssertionError\n"
+        "Exception in ControllerSingle:\n"
+    )
+    (tb,) = tracebacks(JournalLines(log), [0])
+    assert tb.root.message == "assert not batch.return_logprob"

@@ -237,7 +237,12 @@ def _parse_one(entries: Sequence[JournalEntry], start: int) -> tuple[Raised | No
             continue
         rm = RAISED.match(t)
         if rm is not None:
-            message, k = exception_message(entries, j, rm["msg"] or "", head)
+            if rm["msg"] is None:
+                # the type alone ("AssertionError"): Python printed no message, so the lines
+                # below are not one (a wrapper's next log line, another traceback)
+                message, k = "", j + 1
+            else:
+                message, k = exception_message(entries, j, rm["msg"], head)
             if not message and source.startswith("assert "):
                 # a bare AssertionError says nothing; the assert statement CPython printed
                 # under the raising frame says what was checked ("assert Lq in {16, 32, 64}")

@@ -85,6 +85,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bunsatisfied condition: (?:driver ?>= ?(?P<need>\d+(?:\.\d+)*)|brand ?= ?\w{1,20}).*)",
             ),
+            # the toolkit's requirement check cut before its condition: it checks only the
+            # image's CUDA and driver requirements
+            pat(
+                r"(?P<msg>.*?\bnvidia-container-cli: requirement error: unsatisfied condition\b.*)",
+            ),
             # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
             pat(
                 r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
@@ -155,18 +160,21 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*CUDA unknown error - this may be due to an incorrectly set up environment.*)",
             ),
-            # the same status by its enum name, from a program that prints no more (Go's and
+            # the same status by its enum name, or its number in a check against cudaSuccess
+            # (glog's "Check failed: error == cudaSuccess (30 vs. 0) unknown error"), from a
+            # program that prints no more (Go's and
             # C's CUDA bindings panicking on cuInit: "panic: CUDA_ERROR_UNKNOWN"), most often a
             # host resumed from suspend with nvidia_uvm in a bad state
             pat(
-                r"(?P<msg>.*?\b(?:CUDA_ERROR_UNKNOWN|cudaErrorUnknown)\b.*)",
+                r"(?P<msg>.*?(?:\b(?:CUDA_ERROR_UNKNOWN|cudaErrorUnknown)\b|== cudaSuccess \(30 vs\. 0\)).*)",
                 fixhint="CUDA reports an unknown error before any work: on a host resumed from suspend reload the nvidia_uvm module (`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`) or reboot; check `nvidia-smi` and dmesg for Xid lines",
             ),
             # docker/podman started without the NVIDIA runtime, or its CLI finds no driver, or
             # the runtime could not inject the GPU devices (CDI specs naming devices the host
-            # lacks, the nvidia-ctk hook failing)
+            # lacks, the nvidia-ctk hook failing, a CDI name taken for a device path by a
+            # runtime without CDI: "stat nvidia.com/gpu=0: no such file or directory")
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook `?[^\s`]{0,200}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bstat (?:nvidia|amd)\.com/gpu=\S{1,40}: no such file or directory\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook `?[^\s`]{0,200}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
