@@ -1,14 +1,24 @@
-"""Small test helpers: write TOML profiles and fake checkpoint directories."""
+"""Small test helpers: write TOML profiles and fake checkpoint directories, build tracebacks."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from orchestrator import sglang
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def traceback(frames: Sequence[tuple[str, str]], exc: str, *, site: str = "") -> str:
+    """A Python traceback as CPython prints it: each (path, function) frame, its path under
+    `site` (a site-packages directory, or ""), a source line under each, then `exc`."""
+    lines = ["Traceback (most recent call last):"]
+    for path, func in frames:
+        lines += [f'  File "{site}{path}", line 10, in {func}', "    x()"]
+    return "\n".join([*lines, exc])
 
 
 def say(mid: str, **values: object) -> str:

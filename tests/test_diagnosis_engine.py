@@ -15,6 +15,7 @@ from orchestrator.diagnosis import classify, classify_text, engine, journal
 from orchestrator.diagnosis.journal import JournalEntry
 from orchestrator.diagnosis.model import linear
 from orchestrator.diagnosis.startup import STARTUP_ORDER, STARTUP_RULES
+from tests.helpers import traceback as _tb
 
 ALL_PATTERNS = [(r.id, p) for r in R.RULES for p in r.patterns] + [("echo", p) for p in R.ECHOES]
 
@@ -131,13 +132,6 @@ def test_the_budget_ends_in_unknown_with_a_note() -> None:
 def test_the_budget_holds_for_entries_too() -> None:
     entries = [JournalEntry(None, "RuntimeError: CUDA out of memory. x")] * 200
     assert classify(entries, budget_s=0.0).category == "unknown"
-
-
-def _tb(frames: list[tuple[str, str]], exc: str) -> str:
-    lines = ["Traceback (most recent call last):"]
-    for path, func in frames:
-        lines += [f'  File "{path}", line 10, in {func}', "    x()"]
-    return "\n".join([*lines, exc])
 
 
 @pytest.mark.parametrize(

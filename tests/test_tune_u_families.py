@@ -10,13 +10,11 @@ from orchestrator.diagnosis import classify_text
 from orchestrator.diagnosis.reader import read_lines
 from orchestrator.diagnosis.structure import RAISED
 from orchestrator.sglang import NEWEST
+from tests.helpers import traceback
 
 
 def _tb(frames: list[tuple[str, str]], last: str) -> str:
-    out = ["Traceback (most recent call last):"]
-    for path, func in frames:
-        out += [f'  File "/usr/lib/python3.10/site-packages/{path}", line 1, in {func}', "    x()"]
-    return "\n".join([*out, last]) + "\n"
+    return traceback(frames, last, site="/usr/lib/python3.10/site-packages/") + "\n"
 
 
 LANDS = [

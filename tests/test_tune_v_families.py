@@ -10,15 +10,13 @@ from orchestrator.diagnosis import classify_text
 from orchestrator.diagnosis.journal import JournalLines
 from orchestrator.diagnosis.structure import RAISED, tracebacks
 from orchestrator.sglang import all_messages
+from tests.helpers import traceback
 
 _OLD_TOKENIZER = all_messages("tokenizer-exception")[-1].text.format(traceback="")
 
 
 def _tb(frames: list[tuple[str, str]], last: str) -> str:
-    out = ["Traceback (most recent call last):"]
-    for path, func in frames:
-        out += [f'  File "/usr/lib/python3.10/site-packages/{path}", line 1, in {func}', "    x()"]
-    return "\n".join([*out, last]) + "\n"
+    return traceback(frames, last, site="/usr/lib/python3.10/site-packages/") + "\n"
 
 
 LANDS = [

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.diagnosis.journal import JournalEntry
-from orchestrator.diagnosis.model import CAUSE
+from orchestrator.diagnosis.model import CAUSE, EXC_MODULE_CLASS
 
 __all__ = ["MAX_EVIDENCE", "Diagnosis"]
 
@@ -18,8 +18,9 @@ _CONTEXT_WINDOW = 120  # lines searched back for the traceback header
 # The last line of a traceback: "ValueError: ...", "torch.OutOfMemoryError: ...", "AssertionError".
 _EXC_LINE = re.compile(
     r"^\s*(?:(?:[\w.]+\.)?(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt)|Exception)\b"
-    # a class from a package's exceptions module ("triton.runtime.errors.OutOfResources:")
-    r"|(?:[A-Za-z_]\w{0,60}\.){0,8}(?:errors|exceptions|exc)\.[A-Z]\w{1,80}:)"
+    + r"|"
+    + EXC_MODULE_CLASS
+    + r":)"
 )
 
 

@@ -22,6 +22,7 @@ from orchestrator.diagnosis.model import (
 )
 from orchestrator.diagnosis.runtime import RUNTIME_RULES
 from orchestrator.diagnosis.startup import STARTUP_RULES
+from orchestrator.diagnosis.startup.patterns import PROBE_NOTICE
 
 # causes while serving and GPU Xids come last (lowest priority on a tie)
 __all__ = [
@@ -96,9 +97,9 @@ NOISE_RE = re.compile("|".join(re.escape(n) for n in NOISE))
 # Error-looking lines SGLang prints on every healthy start.
 BENIGN = re.compile(
     r"can be ignored|error_on_|error-on-|"
-    # vLLM's platform probe, logged at debug level on every start ("Failed to import from
-    # amdsmi with ModuleNotFoundError(...)"): it tries each vendor's library in turn
-    r"Failed to import (?:from )?\w{1,40} with (?:ModuleNotFoundError|ImportError)\b|"
+    # vLLM's and SGLang's platform probes (startup.patterns.PROBE_NOTICE)
+    + PROBE_NOTICE
+    + r" (?:ModuleNotFoundError|ImportError)\b|"
     + "|".join(re.escape(m.literals()[0]) for m in sglang.all_messages("ignore-import-error"))
 )
 

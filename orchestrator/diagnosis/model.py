@@ -35,6 +35,9 @@ READING = "reading"
 
 # An exception line at the end of a traceback: optional indent, optional dotted module path.
 _EXC = r"^\s*(?:[\w.]+\.)?"
+# An exception class from a package's exceptions module, whatever its name ends in
+# ("triton.runtime.errors.OutOfResources"): structure.RAISED and answer's exception line
+EXC_MODULE_CLASS = r"(?:[A-Za-z_]\w{0,60}\.){0,8}(?:errors|exceptions|exc)\.[A-Z]\w{1,80}"
 # SGLang's frames (orchestrator/sglang/code.py): its speculative argument handling, its drafter
 _SPEC_FRAMES = code.SPEC_ARGS_FRAMES
 _DRAFT_FRAMES = code.DRAFT_FRAMES

@@ -112,10 +112,13 @@ def _xid_patterns() -> tuple[Pat, ...]:
     # The driver's cleanup of a process (Xid 45, an echo) names the Xid that caused it ("45, pid=…,
     # Ch 00000001 caused by previous Xid 149"): a hardware code there is the cause, even when
     # its own line is not in the paste
-    for code in xid_codes.codes_of("gpu-xid"):
-        x = xid_codes.XIDS[code]
-        if x.kind != "hardware":
-            continue
+    hardware = [
+        x
+        for x in map(xid_codes.XIDS.__getitem__, xid_codes.codes_of("gpu-xid"))
+        if x.kind == "hardware"
+    ]
+    for x in hardware:
+        code = x.code
         out.append(
             pat(
                 rf"NVRM: Xid \(PCI:{_PCI}\): 45,(?P<msg>.*?\bcaused by previous Xid (?P<code>{code})\b.*)",
@@ -128,10 +131,8 @@ def _xid_patterns() -> tuple[Pat, ...]:
     # A hardware code as other tools report it, without the kernel's NVRM line: GPU health
     # monitors and exporters (gpud's "XID 79(GPU has fallen off the bus) detected on PCI:…",
     # DCGM's and node-problem-detector's "Xid 48 occurred"): the token, then the code
-    for code in xid_codes.codes_of("gpu-xid"):
-        x = xid_codes.XIDS[code]
-        if x.kind != "hardware":
-            continue
+    for x in hardware:
+        code = x.code
         out.append(
             pat(
                 rf"(?P<msg>.*?(?<![\w-])(?:XID|Xid|xid)[ _:=#-]{{0,3}}(?P<code>{code})(?![\w.]).*)",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from orchestrator import sglang
 from orchestrator.diagnosis.journal import MAX_LINE, JournalEntry
-from orchestrator.diagnosis.model import literals
+from orchestrator.diagnosis.model import EXC_MODULE_CLASS, literals
 
 __all__ = [
     "CARET",
@@ -77,9 +77,8 @@ RAISED = re.compile(
     r"AssertionError|StopIteration|KeyError|[A-Z]\w{0,40}Error\w{0,20}|"
     # the base class itself ("raise Exception(...)"): the names above need a word before it
     r"(?:[A-Za-z_]\w{0,60}\.){0,8}(?:Exception|BaseException)|"
-    # a class from a package's exceptions module, whatever its name ends in
-    # ("triton.runtime.errors.OutOfResources")
-    r"(?:[A-Za-z_]\w{0,60}\.){0,8}(?:errors|exceptions|exc)\.[A-Z]\w{1,80})(?::\s?(?P<msg>.*))?$"
+    + EXC_MODULE_CLASS
+    + r")(?::\s?(?P<msg>.*))?$"
 )
 # an exception quoted inside a longer line (a user's words, a wrapper's markup, another
 # script's text before it): "报错OSError: ...", "**_OSError: ...", "got ValueError: ..."
@@ -169,7 +168,7 @@ def exception_message(
     msg = [first]
     n = len(entries)
     k = j + 1
-    own = _stripped(e)
+    own = _stripped(e, e.text)
     while k < n and len(msg) < _MAX_MSG_LINES:
         c = entries[k]
         if not _same_source(src, c):
@@ -183,7 +182,7 @@ def exception_message(
             or FRAME.match(ct)
             or ct[:1] == "["
             or c.timestamp_us != e.timestamp_us
-            or _new_record(c, own)
+            or _new_record(c, ct, own)
         ):
             break
         msg.append(ct)
@@ -191,18 +190,19 @@ def exception_message(
     return "\n".join(msg).strip(), k
 
 
-def _stripped(e: JournalEntry) -> str:
-    """What the reader took off the front of the line (shipper and logger prefixes)."""
-    message, text = e.message[:MAX_LINE], e.text
+def _stripped(e: JournalEntry, text: str) -> str:
+    """What the reader took off the front of the line (shipper and logger prefixes); `text` is
+    the line's `e.text`, already worked out by the caller."""
+    message = e.message[:MAX_LINE]
     cut = len(message) - len(text)
     return message[:cut] if cut > 0 and message.endswith(text) else ""
 
 
-def _new_record(c: JournalEntry, own: str) -> bool:
-    """A line that carries a logger header of its own, stamped with a time, beyond the prefix
-    the exception line had: a new log record ("[2025-02-14 07:01:26] Received sigquit …"
-    under a ValueError), not a continuation of the message."""
-    extra = _stripped(c)
+def _new_record(c: JournalEntry, text: str, own: str) -> bool:
+    """A line (`text`: its `c.text`) that carries a logger header of its own, stamped with a
+    time, beyond the prefix the exception line had: a new log record ("[2025-02-14 07:01:26]
+    Received sigquit …" under a ValueError), not a continuation of the message."""
+    extra = _stripped(c, text)
     if len(extra) < len(own) + 8:
         return False
     extra = extra[len(own) :] if extra.startswith(own) else extra

@@ -18,6 +18,12 @@ __all__ = ["RULES"]
 # order, an option ignored, a transport used instead): no failure
 _NCCL_GOES_ON = r"(?![^\n]{0,400}?(?:\b[Ff]alling back\b|\bfall(?:s|ing)? back to\b|\b[Ii]gnoring\b|\binstead\b))"
 
+# NCCL's result strings (ncclGetErrorString, nccl.h), as its callers quote them
+_NCCL_RESULT = (
+    r"(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)"
+    r"|remote process exited|unknown result code|operation in progress)"
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="nccl-error",
@@ -69,13 +75,17 @@ RULES: tuple[Rule, ...] = (
             # TurboMind ("Failed, NCCL error …/allreducePlugin.cpp:183 'unknown result code'"),
             # nccl-tests ("NCCL failure all_reduce.cu:95 'unhandled cuda error'")
             pat(
-                r"(?P<msg>.*?\bNCCL (?:[Ee]rror|[Ff]ailure)\b[^'\n]{0,300}?'(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress)[^'\n]{0,200}'.*)",
+                r"(?P<msg>.*?\bNCCL (?:[Ee]rror|[Ff]ailure)\b[^'\n]{0,300}?'"
+                + _NCCL_RESULT
+                + r"[^'\n]{0,200}'.*)",
             ),
             # an NCCL call that failed, with NCCL's result string, as a framework's op wraps it
             # (TensorFlow/Horovod's "ncclCommInitRank failed: unhandled system error", JAX/XLA,
             # MXNet): the call's name is NCCL's own (ncclCommInitRank, ncclAllReduce, ...)
             pat(
-                r"(?P<msg>.*?\b(?P<fn>nccl[A-Z]\w{2,40})(?:\(\))? failed:? ?(?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress).*)",
+                r"(?P<msg>.*?\b(?P<fn>nccl[A-Z]\w{2,40})(?:\(\))? failed:? ?"
+                + _NCCL_RESULT
+                + r".*)",
             ),
             # NCCL's network transport reporting a failed work completion from a peer (NET/IB,
             # NET/IBext, a plugin's NET/<name>: "Got completion from peer <addr> with status=12"
@@ -87,7 +97,7 @@ RULES: tuple[Rule, ...] = (
             # torch's older NCCL check ("NCCL Error <code>: <result string>", torch 0.4-1.4,
             # often only as the C++ terminate's `what():` line): the code and NCCL's own string
             pat(
-                r"(?P<msg>.*?\bNCCL [Ee]rror \d{1,2}: (?:unhandled (?:cuda|CUDA|system) error|internal error|invalid (?:argument|usage)|remote process exited|unknown result code|operation in progress).*)",
+                r"(?P<msg>.*?\bNCCL [Ee]rror \d{1,2}: " + _NCCL_RESULT + r".*)",
             ),
             # NCCL's own result strings (ncclGetErrorString, nccl.h), whatever wraps them: each
             # carries NCCL's advice or its name, so no other library prints them

@@ -39,6 +39,9 @@ _SERVER_ERROR_BODY = ('"object":"error"', '"object": "error"', "'object': 'error
 _NOT_SHM = r"\A(?!.*(?:shm|shared memory|posix_fallocate|/torch_))"
 
 
+# startup-timeout's summary for a launcher's own readiness timeout
+_LAUNCHER_GAVE_UP = "the launcher around the server gave up waiting for it to be ready, and the log holds no error of the server's own: {msg}"
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="exec-failed",
@@ -791,11 +794,11 @@ RULES: tuple[Rule, ...] = (
             # for the server to start")
             pat(
                 r"(?P<msg>.*?\b(?:[Ss]erver|[Ee]ngine)\b[^\n]{0,60}?\b(?:did not|didn't|does not|never|failed to|could not|couldn't) (?:become (?:ready|healthy)|get ready|start(?: up)?|come up)\b[^\n]{0,40}?\b(?:within|after|in) [^\n]{0,30}?\b(?:timeout|time|waiting|seconds|s\b|minutes).*)",
-                summary="the launcher around the server gave up waiting for it to be ready, and the log holds no error of the server's own: {msg}",
+                summary=_LAUNCHER_GAVE_UP,
             ),
             pat(
                 r"(?P<msg>.*?\b[Tt]imed out waiting for (?:the )?[\w.-]{0,40}? ?(?:server|engine)\b[^\n]{0,40}?\b(?:to (?:start|be ready|become ready|come up|be healthy)|readiness|health)\b.*)",
-                summary="the launcher around the server gave up waiting for it to be ready, and the log holds no error of the server's own: {msg}",
+                summary=_LAUNCHER_GAVE_UP,
             ),
         ),
         role=FALLBACK,

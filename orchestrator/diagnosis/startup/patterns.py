@@ -60,19 +60,23 @@ _NOT_A_FILE = (
     )
     + r"(?![\w.-])"
 )
+# vLLM's and SGLang's platform probes, which try each vendor's library at start and go on
+# without it ("Failed to import from amdsmi with ModuleNotFoundError(…)")
+PROBE_NOTICE = r"Failed to import (?:from )?\w{1,40} with"
 # not on a line SGLang itself marks harmless (its "ignore import error" notice for optional
 # model modules, printed on healthy starts), nor on bitsandbytes' notice that it fell back to its
 # CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs),
 # nor on a package's notice that it skipped its compiled extension and runs on without it
 # (torchao's "Skipping import of cpp extensions: …: undefined symbol: …", a warning at import;
-# vLLM's "Failed to import from amdsmi with ModuleNotFoundError(…)")
+# the platform probes above)
 _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol"
     + r"|\bSkipping (?:the )?(?:import|loading) of\b|\b[Ff]alling back to\b"
-    # vLLM's and SGLang's platform probes, which try each vendor's library and go on without it
-    + r"|\bFailed to import (?:from )?\w{1,40} with\b))"
+    + r"|\b"
+    + PROBE_NOTICE
+    + r"\b))"
 )
 # compiled kernel packages (NVIDIA's and AMD's) whose Python side is pinned to a release by the
 # engine that calls it: a missing attribute of one is the installed release, not the caller's bug
@@ -100,15 +104,15 @@ _KERNEL_PACKAGES = (
 # no attribute 'get_compile_mode'", "module 'aiter' has no attribute 'dtypes'"): the installed
 # release is not the one the engine was written for (kernel-package-mismatch's families, with
 # any compiled library's undefined symbol)
-# a call's arguments refused by the callee's signature, in Python's and torch's op schema words
-_OP_SCHEMA_WORDS = (
-    "argument(s) but received",
+# a call's arguments refused by the callee's signature, in Python's words and in torch's op
+# schema's
+_SIGNATURE_WORDS = (
     "required positional argument",
     "unexpected keyword argument",
     "positional argument but",
     "positional arguments but",
-    "missing value for argument",
 )
+_OP_SCHEMA_WORDS = (*_SIGNATURE_WORDS, "argument(s) but received", "missing value for argument")
 _KERNEL_PACKAGE_FAMILIES = (
     Family(("ImportError", "OSError", "RuntimeError"), words=("undefined symbol",)),
     Family(
@@ -122,12 +126,7 @@ _KERNEL_PACKAGE_FAMILIES = (
     # package is not the release the caller (SGLang's attention backends) was written for
     Family(
         ("TypeError",),
-        words=(
-            "required positional argument",
-            "unexpected keyword argument",
-            "positional argument but",
-            "positional arguments but",
-        ),
+        words=_SIGNATURE_WORDS,
         frames=code.ATTENTION_PACKAGES,
         both=True,
     ),
