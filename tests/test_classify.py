@@ -355,6 +355,20 @@ def test_docs_name_every_category() -> None:
     assert "## unknown" in md
 
 
+def test_docs_say_every_condition_of_a_family() -> None:
+    """Each family's conditions are in its category's section of the docs: what an operator
+    reads there is what the family asks of a traceback (its site modules and its functions
+    were once left out)."""
+    md = troubleshooting_markdown()
+    for r in R.RULES:
+        section = md.split(f"## {r.id}\n", 1)[1].split("\n## ", 1)[0]
+        for fam in r.families:
+            for part in (*fam.exceptions, *fam.frames, *fam.functions, *fam.site_frames):
+                assert f"`{part}`" in section, (r.id, part)
+            for word in (*fam.words, *fam.and_words, *fam.unless):
+                assert f"“{word}”" in section, (r.id, word)
+
+
 def test_diagnosis_is_a_plain_dataclass() -> None:
     d = Diagnosis(category="unknown", summary="s", evidence=[], fix="f", doc="d")
     assert d.to_json()["category"] == "unknown" and not d.known

@@ -101,7 +101,9 @@ def _family_line(fam: Family) -> str:
     """A rule's exception family, in words, for the docs."""
     exc = " / ".join(f"`{e}`" for e in fam.exceptions) or "any exception"
     said = " or ".join(f"“{w}”" for w in fam.words)
-    where = " or ".join(f"`{f}`" for f in fam.frames)
+    where = " or ".join(
+        [f"`{f}`" for f in fam.frames] + [f"a call of `{f}`" for f in fam.functions]
+    )
     cond = [f"whose message says {said}" if said else "", f"raised under {where}" if where else ""]
     joined = (" and " if fam.both else " or ").join(c for c in cond if c)
     if fam.and_words:
@@ -109,6 +111,9 @@ def _family_line(fam: Family) -> str:
         joined = (f"{joined} and " if joined else "") + f"whose message also says {also}"
     if fam.shape_doc:
         joined = (f"{joined} and " if joined else "") + f"whose message {fam.shape_doc}"
+    if fam.site_frames:
+        mods = " or ".join(f"`{f}`" for f in fam.site_frames)
+        joined = (f"{joined} and " if joined else "") + f"raised in a module under {mods}"
     if fam.site_functions:
         fns = " / ".join(f"`{f}`" for f in fam.site_functions)
         joined = (f"{joined} and " if joined else "") + f"raised by {fns} itself"
