@@ -248,6 +248,9 @@ def _find_matches(
                 seen.add(k)
             kept.append(mt)
         matches = kept
+    # a source line quoted in a caller's frame is code on the way to the raise: it names no
+    # cause (nor an "also seen")
+    matches = [m for m in matches if not S.caller_code(entries, m.index)]
     return matches, echoes, errorish
 
 

@@ -55,7 +55,7 @@ FRAME = re.compile(
 # a statement as a traceback quotes it under its frame ("raise RuntimeError(f\"NCCL error:
 # {error_str}\")", "self.pool = Pool(", "x = f(y)"): code, not what the program printed
 _STATEMENT = re.compile(
-    r"^\s*(?:raise|return|assert|await|yield)\b|^\s*[A-Za-z_][\w.]{0,200}\s*(?:=|\()"
+    r"^\s*(?:raise|return|assert|await|yield|if|elif|while|for|with|del)\b|^\s*[A-Za-z_][\w.]{0,200}\s*(?:=|\()"
 )
 
 
@@ -68,6 +68,20 @@ def frame_code(entries: Sequence[JournalEntry], i: int) -> bool:
         return False
     text = entries[i].text
     return FRAME.match(text) is None and RAISED.match(text) is None and bool(_STATEMENT.match(text))
+
+
+def caller_code(entries: Sequence[JournalEntry], i: int) -> bool:
+    """Line `i` is a source line a traceback quotes in a caller's frame: another frame follows
+    it (past Python 3.11's caret lines). It is code on the way to the raise (`if
+    get_device_capability()[0] < 8:` in the frame that called what raised), not the statement
+    that failed; only the innermost frame's line (a bare `assert sm_version >= 90`) can say
+    why."""
+    if not frame_code(entries, i):
+        return False
+    j = i + 1
+    while j < len(entries) and CARET.match(entries[j].text):
+        j += 1
+    return j < len(entries) and FRAME.match(entries[j].text) is not None
 
 
 # "pkg.mod.ExcType: message", "ExcType", "pkg.ExcType: " (an exception group's "| " too)

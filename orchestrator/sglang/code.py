@@ -12,6 +12,7 @@ __all__ = [
     "ARG_GROUPS",
     "ATTENTION_KERNEL_FILES",
     "ATTENTION_KERNEL_SOURCES",
+    "ATTENTION_OP_WRAPPERS",
     "ATTENTION_PACKAGES",
     "BUILD_PACKAGES",
     "DETOKENIZER_MODULES",
@@ -167,6 +168,9 @@ WEIGHT_LOADERS = (
     "weight_loader",
 )
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
+# sgl-kernel's Python wrappers of its attention ops (cutlass_mla_decode, flash_mla, ...): they
+# assert the shapes the compiled kernel was written for before calling it
+ATTENTION_OP_WRAPPERS = ("sgl_kernel/attention.py", "sgl_kernel/flash_mla.py")
 # the attention kernels' own files in every layout: layers/attention/ (0.3.x on),
 # layers/triton_attention/ (0.2-0.3), and 0.1.x's kernels beside the layer
 # (extend_attention.py, token_attention.py, context_flashattention_nopad.py); radix_attention.py,

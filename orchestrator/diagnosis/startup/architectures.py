@@ -33,6 +33,9 @@ RULES: tuple[Rule, ...] = (
                     "does not recognize this architecture",
                     "architecture is not supported",
                     "nsupported architectures",
+                    # vLLM's registry: "X has no vLLM implementation and the Transformers
+                    # implementation is not compatible with vLLM"
+                    "has no vLLM implementation",
                     # SGLang's own wording, from every known release
                     *dict.fromkeys(m.keyword() for m in sglang.all_messages("arch-unsupported")),
                 ),

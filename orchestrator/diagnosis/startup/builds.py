@@ -230,6 +230,13 @@ RULES: tuple[Rule, ...] = (
             # gcc's last words after a fatal error (a missing header, an unknown option): the
             # build stopped; the error line above it, when the paste kept it, says why
             pat(r"^\s*(?P<msg>compilation terminated\.)\s*$", role=FALLBACK),
+            # ninja's own line for a build step that failed ("FAILED: cuda_0.o", ninja 1.12+:
+            # "FAILED: [code=139] cuda_0.o"): an object file the JIT could not build, whatever
+            # the compiler printed (or, killed by a signal, did not print) above it
+            pat(
+                r"^\s*(?P<msg>FAILED: (?:\[code=\d{1,3}\] )?\S{0,300}?\.(?:o|obj|so)\b.*)",
+                role=FALLBACK,
+            ),
             pat(
                 r"(?P<msg>.*(?:ninja exited with status \d+|ninja: build stopped: subcommand failed).*)",
             ),

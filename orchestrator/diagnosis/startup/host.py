@@ -401,9 +401,11 @@ RULES: tuple[Rule, ...] = (
             # the store client retrying or losing its connection to the master's TCPStore
             # (TCPStore.cpp's "TCP client failed to connect/validate to host", its recvValue /
             # sendValue on a socket the peer reset) and socket.cpp's refused connect with any
-            # OS error after the address (Windows' 10049, Linux's errno)
+            # OS error after the address (Windows' 10049, Linux's errno). Not a recv that "got
+            # 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?":
+            # the store's process (rank 0) closed it on exiting, a consequence of its own failure
             pat(
-                r"(?P<msg>.*?\[c10d\] (?:TCP client failed to connect/validate to host (?P<host>[\w.:-]{1,200}?):(?P<port>\d+)\b|(?:recvValue|sendValue|recvBytes|sendBytes) failed on SocketImpl\b|The client socket has failed to connect to \[(?P<host2>[^\]]{1,200})\]:(?P<port2>\d+) \((?:system error|errno): ).*)",
+                r"(?P<msg>.*?\[c10d\] (?:TCP client failed to connect/validate to host (?P<host>[\w.:-]{1,200}?):(?P<port>\d+)\b|(?:recvValue|sendValue|recvBytes|sendBytes) failed on SocketImpl\b(?![^\n]{0,400}?got 0 bytes)|The client socket has failed to connect to \[(?P<host2>[^\]]{1,200})\]:(?P<port2>\d+) \((?:system error|errno): ).*)",
             ),
             # Gloo's TCP transport (gloo/transport/tcp/pair.cc) failing to connect to a peer,
             # whatever the OS's words after the address (refused, timed out, no route, in any

@@ -424,4 +424,14 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
             "No GPU or XPU found",
         ),
     ),
+    # vLLM found no GPU platform at all: the base platform's probes (`get_device_capability`,
+    # `get_device_name`, ...) are left unimplemented on its "unspecified" platform and raise a
+    # bare NotImplementedError from vllm/platforms/interface.py (a container run without the
+    # GPUs, a pod without the device plugin's resources)
+    Family(
+        ("NotImplementedError",),
+        site_frames=("vllm/platforms/interface.py",),
+        summary="no usable GPU: vLLM detected no GPU platform ({exc} raised by its platform "
+        "interface, {frame})",
+    ),
 )

@@ -135,6 +135,9 @@ RULES: tuple[Rule, ...] = (
                     "Speculative decoding",
                     "EAGLE",
                     "NEXTN",
+                    # the drafting step itself refused (TensorRT-LLM: "Drafting is not
+                    # supported for selected executor loop")
+                    "Drafting ",
                 ),
                 and_words=(
                     "required",
@@ -409,6 +412,15 @@ RULES: tuple[Rule, ...] = (
                 summary="a TP shard of a block-quantised MoE weight is not a whole number of blocks: {exc}: {msg}",
                 fix="each GPU's share of the MoE weight must be a multiple of the checkpoint's quantisation block ({msg}): choose a --tp-size (or --ep-size, which takes the experts off tensor parallelism) for which it is",
             ),
+            # a bare assertion whose statement is the divisibility check itself (vLLM's
+            # `assert self.total_num_kv_heads % tp_size == 0`): the traceback's source line is
+            # its only message
+            Family(
+                ("AssertionError",),
+                shape=r"%\s{0,2}(?:self\.)?\w{0,30}(?:tp_size|tp_world_size|world_size|parallel_size|num_shards)\s{0,2}==\s{0,2}0\b",
+                shape_doc="is a bare `assert <dimension> % <parallel size> == 0`",
+                summary="a model dimension is not divisible by the parallel size: {msg}",
+            ),
         ),
         title="tp_size does not divide the model's heads (or another dimension)",
         summary="a model dimension is not divisible by the parallel size: {msg}",
@@ -490,6 +502,15 @@ RULES: tuple[Rule, ...] = (
                 words=("Lq", "Lk", "Lv", "head_dim", "head_size", "HEAD_DIM", "BLOCK_DMODEL"),
                 site_frames=code.ATTENTION_KERNEL_FILES,
                 summary="the attention kernel does not support this model's head size: {exc}: {msg}",
+            ),
+            # sgl-kernel's wrapper of an attention op asserting the shape its compiled kernel
+            # takes ("H must be 128, but got 16": cutlass MLA's heads per GPU at TP 8): this
+            # model at this parallel size is not one the backend's kernel was written for
+            Family(
+                ("AssertionError",),
+                site_frames=code.ATTENTION_OP_WRAPPERS,
+                summary="the attention backend's kernel does not take this model's shape at this parallel size: {exc}: {msg}",
+                fix="the attention kernel refused the shape it was given ({msg}): choose another --attention-backend (or another --tp-size, which changes the heads per GPU)",
             ),
             Family(
                 ("RuntimeError", "ValueError"),
