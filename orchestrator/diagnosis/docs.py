@@ -35,7 +35,7 @@ def troubleshooting_markdown() -> str:
         "corpus vocabulary (`orchestrator/diagnosis/lexicon.py`, learnt from the cause lines of "
         "the real logs in `tests/logs/real/` that are not held out) may read one error line as a "
         "category's cause line (when that category takes at least "
-        f"{THRESHOLD:.2%} of the line's posterior): the answer stays `unknown` (role `reading`), "
+        f"{THRESHOLD:.3%} of the line's posterior): the answer stays `unknown` (role `reading`), "
         "with that line first in the evidence and the category it reads like named in the "
         "summary and the fix, as a lead. Named as the answer, the vocabulary gave 6 more right "
         "answers and 20 more wrong ones on the 714 held-out logs. Categories below are in "

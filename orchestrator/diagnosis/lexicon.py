@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 ALPHA = 0.2
-THRESHOLD = 0.9999
+THRESHOLD = 0.99999
 MAX_LINES = 1000
 LINE_CHARS = 2000
 NOISE = "~noise"

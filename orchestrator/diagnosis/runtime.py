@@ -79,7 +79,7 @@ _SERVING_LOOP = sgl_code.SERVING_LOOP
 # (older torch printed the same status as "THCudaCheck FAIL file=… line=N error=4 : <string>"
 # and "cuda runtime error (4) : <string>")
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? error\b[^'\n]*?'?|THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? error\b[^'\n]*?'?|Triton Error \[(?:CUDA|HIP)\]: |THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure|Contained|HardwareStackError|InvalidPc))"
 )

@@ -369,9 +369,9 @@ _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("nccl", re.compile(r"\bNCCL (?:WARN|error|ERROR)\b|\bnccl\w{0,20}Error\b")),
     # CUDA's runtime and cuBLAS, and ROCm's HIP runtime and hipBLAS, which mirror them
     (
-        "cuda",
+        "cuda",  # (hipBLASLt and ROCm's libraries print "Hip error")
         re.compile(
-            r"\bCUDA error\b|\bcudaError\w{0,40}|\bCUBLAS_STATUS_\w{1,40}|\bHIP error\b|"
+            r"\bCUDA error\b|\bcudaError\w{0,40}|\bCUBLAS_STATUS_\w{1,40}|\bH(?:IP|ip) error\b|"
             r"\bhipError\w{0,40}|\bHIPBLAS_STATUS_\w{1,40}"
         ),
     ),

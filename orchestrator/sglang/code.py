@@ -21,6 +21,7 @@ __all__ = [
     "DRAFT_PACKAGES",
     "DRAFT_STEP",
     "EXAMPLE_FILES",
+    "GPU_GENERATION_PROBE",
     "HUB_CLIENT_PACKAGES",
     "MODEL_REGISTRY",
     "SCHEDULER_FILE",
@@ -168,6 +169,10 @@ WEIGHT_LOADERS = (
     "weight_loader",
 )
 ATTENTION_PACKAGES = ("sglang/srt/layers/attention/", "flashinfer/", "flash_attn/")
+# SGLang's GPU-generation probes (utils/common.py: is_sm90_supported, is_sm100_supported,
+# is_sm120_supported, is_sm100_or_sm110_supported, is_blackwell_supported, is_hopper_with_cuda_12_3,
+# ...), as a call in an assert statement: a code path written for those generations only
+GPU_GENERATION_PROBE = r"is_(?:sm\d{2,3}\w{0,24}|blackwell\w{0,12}|hopper\w{0,20})\(\)"
 # sgl-kernel's Python wrappers of its attention ops (cutlass_mla_decode, flash_mla, ...): they
 # assert the shapes the compiled kernel was written for before calling it
 ATTENTION_OP_WRAPPERS = ("sgl_kernel/attention.py", "sgl_kernel/flash_mla.py")

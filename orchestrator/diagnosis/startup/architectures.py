@@ -50,7 +50,10 @@ RULES: tuple[Rule, ...] = (
             Family(
                 ("AttributeError",),
                 words=("Config' object has no attribute",),
-                unless=code.ENGINE_CONFIG_CLASSES,
+                # (Python's "Did you mean: 'layer_norm_eps'?" names a field the config has under
+                # another name: the model code and the config are of different releases, not an
+                # architecture the engine lacks)
+                unless=(*code.ENGINE_CONFIG_CLASSES, "Did you mean"),
                 summary="the engine does not read this model's config (an architecture it does not implement): {exc}: {msg}",
             ),
             # anything that goes wrong in SGLang's generic Transformers backend, which SGLang

@@ -142,6 +142,14 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:File \"[^\"\n]{0,300}?\.(?:cc|cpp|cu|cuh|h)\", line \d+, in (?P<fn>nccl\w+)|\blibnccl\.so[.\d]*\((?P<sym>nccl\w+)\+0x[0-9a-f]+\)).*)",
                 summary="the process crashed inside NCCL ({fn}{sym}): {msg}",
             ),
+            # Python's faulthandler dump of a process killed by a fatal signal or abort ("Fatal
+            # Python error: Segmentation fault / Aborted", then 'File "…/pynccl_wrapper.py",
+            # line 277 in ncclCommInitRank', its frames written without the traceback's comma):
+            # a thread was inside an NCCL call when the process died
+            pat(
+                r"(?P<msg>^\s*File \"[^\"\n]{0,300}\", line \d+ in (?P<fn>nccl[A-Z]\w{0,60})\s*$)",
+                summary="the process died inside NCCL ({fn}{sym}): {msg}",
+            ),
             # the same in UCX's backtrace of a caught signal ("Caught signal 11 (Segmentation
             # fault …)" then "<n> 0x<addr> <function>()  <file>:<line>"): a frame in NCCL's own
             # sources (…/nccl/…/src/enqueue.cc) or an NCCL entry point

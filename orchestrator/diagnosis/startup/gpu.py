@@ -28,6 +28,7 @@ from orchestrator.diagnosis.startup.patterns import (
     _DEVICE_OOM_CODES,
     _DRIVER_LIB,
 )
+from orchestrator.sglang import code
 
 __all__ = ["RULES"]
 
@@ -174,13 +175,15 @@ RULES: tuple[Rule, ...] = (
             # lacks, the nvidia-ctk hook failing, a CDI name taken for a device path by a
             # runtime without CDI: "stat nvidia.com/gpu=0: no such file or directory")
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bstat (?:nvidia|amd)\.com/gpu=\S{1,40}: no such file or directory\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook `?[^\s`]{0,200}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bstat (?:nvidia|amd)\.com/gpu=\S{1,40}: no such file or directory\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook(?: #\d{1,3}:)? (?:fork/exec )?`?[^\s`]{0,200}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No
-            # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected")
+            # HIP GPUs are available"; hipErrorNoDevice is "no ROCm-capable device is detected"),
+            # and a CUDA driver call's result by its number (CUresult 100 CUDA_ERROR_NO_DEVICE,
+            # 101 CUDA_ERROR_INVALID_DEVICE: "cuInit failed:100" from a shim such as HAMi-core)
             pat(
-                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b|\bCUDA_ERROR_NO_DEVICE\b|\bCUDA_ERROR_INVALID_DEVICE\b).*)",
+                r"(?P<msg>.*(?:No (?:HIP|XPU|NPU) GPUs are available|no ROCm-capable device is detected|(?:cuda|hip)ErrorNoDevice\b|(?:cuda|hip)ErrorInvalidDevice\b|cudaErrorDevicesUnavailable\b|\bCUDA_ERROR_NO_DEVICE\b|\bCUDA_ERROR_INVALID_DEVICE\b|\bcu[A-Z]\w{1,30}(?:\(\))? failed(?::| with)? ?(?:error )?(?:code )?(?:=\s?)?10[01]\b).*)",
             ),
             # the kernel module and the user-space driver libraries are of different versions
             # (a driver upgraded without a reboot): no GPU can be used until they match
@@ -276,6 +279,21 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe)|[\w-]{1,60}(?:\.[\w-]{1,60}){1,4}/[\w.-]{0,40}?(?:gpu|GPU)[\w.-]{0,40})(?![\w.-]).*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
             ),
+            # the kubelet admitted the pod to a node but the device plugin could not hand it
+            # the devices (its Allocate / GetPreferredAllocation call failed: the plugin's
+            # NVML broken, the plugin restarting, the devices taken): the pod never starts
+            pat(
+                r"(?P<msg>.*?\bUnexpectedAdmissionError\b.{0,200}?\bAllocate failed due to .*)",
+                fixhint="the node's device plugin could not allocate the GPUs to the pod ({msg}): check the device plugin's pod on that node (its logs; restart it), that the driver works there (`nvidia-smi` on the node), and that the node still advertises the GPUs (`kubectl describe node`)",
+            ),
+            # a MIG slice that could not be made (the DRA driver's "MIG device allocation
+            # failed: error creating GPU instance for '1g.20gb': Insufficient Resources",
+            # nvidia-smi's "Failed to create GPU instances"): the GPU has no room for that
+            # profile, so the pod or service gets no GPU
+            pat(
+                r"(?P<msg>.*?\b(?:MIG device allocation failed|[Ee]rror creating (?:GPU|compute) instance|Failed to create (?:GPU|compute) instances?)\b.*)",
+                fixhint="the GPU could not be cut into the MIG slice asked for ({msg}): check the free MIG capacity and the placements left (`nvidia-smi mig -lgip`, `nvidia-smi mig -lgi`), ask for a profile that fits, or repartition the GPU (MIG strategy / geometry of the node)",
+            ),
             # JAX's device mesh wider than the accelerators it sees (vLLM/tpu-inference on a TPU
             # host with fewer chips than the tensor-parallel size)
             pat(
@@ -306,10 +324,11 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\bnode\(s\) didn't have enough resources?: (?:GPUs?|gpu)\b.*)",
                 fixhint="no node has enough free GPUs for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), or add GPU nodes",
             ),
-            # Ascend's runtime could not open an NPU (CANN's rtSetDevice/"open device N failed,
-            # runtime result = 107001"): the device is missing, held or not mounted in
+            # Ascend's runtime could not open or count its NPUs (CANN's rtSetDevice: "open device
+            # N failed, runtime result = 107001"; "get device count failed, runtime result =
+            # 507899"): the device is missing, held or not mounted in
             pat(
-                r"(?P<msg>.*?\bopen device \d+ failed, runtime result = \d+.*)",
+                r"(?P<msg>.*?\b(?:open device \d+|get device count) failed, runtime result = \d+.*)",
                 fixhint="the Ascend runtime could not open the NPU: check `npu-smi info`, that no other process holds it, the /dev/davinci* devices and driver mount in the container, and ASCEND_RT_VISIBLE_DEVICES",
             ),
             # torch's CUDA init failed with a runtime status no narrower pattern names
@@ -421,6 +440,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"\A(?P<msg>.{0,300}?\b(?:arch_major|sm_version|sm_arch|sm_major|cuda_arch|compute_capability|device_capability|get_device_capability\(\))(?:\[0\])? ?(?:==|>=|!=|<=|<|>|in) ?[\d(\[].*)",
                 fixhint="a kernel this configuration uses was written for another GPU generation than this box's ({msg}): choose a checkpoint, quantisation or MoE/attention backend this GPU supports, or run on the GPU the kernel targets",
+            ),
+            # an assert on SGLang's own GPU-generation probes ("assert is_sm100_supported() or
+            # is_sm90_supported()" in a quantisation method): the code path was written for
+            # other generations than this GPU's
+            pat(
+                r"\A\s*(?P<msg>assert\b[^\n]{0,200}?\b" + code.GPU_GENERATION_PROBE + r".*)",
+                fixhint="a code path this configuration uses was written only for other GPU generations ({msg}): choose a checkpoint, quantisation or MoE/attention backend this GPU supports, or run on the GPU generation it asserts",
             ),
             pat(
                 r"(?P<msg>.*no kernel image is available for execution on the device.*)",

@@ -76,10 +76,11 @@ RULES: tuple[Rule, ...] = (
             ),
             # a container runtime's exec of the entrypoint (runc, crun, containerd, docker,
             # podman, a Kubernetes pod's event): the command is not in the image or its PATH
-            # (not a GPU tool the vendor's container runtime mounts in: no GPU runtime is a
-            # GPU problem, not the entrypoint's)
+            # (not a GPU tool the vendor's container runtime mounts in, nor the NVIDIA
+            # toolkit's OCI hook the runtime runs before it: no GPU runtime is a GPU problem,
+            # not the entrypoint's)
             pat(
-                r"(?P<msg>.*?\bexec:? \x22?(?!(?:nvidia|rocm|npu|hl|xpu)-smi\b)(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
+                r"(?P<msg>.*?\bexec:? \x22?(?!(?:nvidia|rocm|npu|hl|xpu)-smi\b)(?![^\x22\s:]{0,300}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b)(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
                 summary="the container runtime could not run the entrypoint {path}: {msg}",
                 fix="the image has no executable {path} on its PATH: use the image's own entrypoint (or the full path of the command, e.g. `python3 -m <module>`), or install the package that provides it",
             ),

@@ -446,6 +446,16 @@ RULES: tuple[Rule, ...] = (
                 # (the id does not exist): model-not-found's
                 unless=("valid model identifier",),
             ),
+            # the Hub (or its CDN) refusing more downloads for now: an HTTP 429 as any client
+            # raises it (httpx's "Client error '429 Too Many Requests'", requests' and
+            # huggingface_hub's "429 Client Error: Too Many Requests"), whether or not the
+            # message names the host: at start-up it is the weights or tokenizer download
+            Family(
+                ("HTTPStatusError", "HTTPError", "HfHubHTTPError"),
+                words=("429 Too Many Requests", "429 Client Error"),
+                summary="the model hub rate-limited the download (HTTP 429): {exc}: {msg}",
+                fix="the hub answered 429 Too Many Requests: download the model ahead (authenticated: HF_TOKEN raises the limit) and point --model-path at the local directory, or wait and restart",
+            ),
             # transformers raises OSError for the Hub unreachable and for a missing model alike
             # (the latter names huggingface.co too, as where to look): only a connection word
             # makes it this family
@@ -706,10 +716,6 @@ RULES: tuple[Rule, ...] = (
                 + r"FileNotFoundError: (?P<msg>\[Errno 2\] No such file or directory: '(?!(?:[^'\n]{0,300}/)?"
                 + _BUILD_TOOLS
                 + r"')(?![^'\n]{0,400}?(?:/\.triton/|/triton/cache/|torch_extensions/|/torchinductor_|/\.cache/flashinfer/|/__pycache__/|\.tmp(?:\.|')|\.lock'))(?P<path>[^']+)')",
-            ),
-            pat(
-                _EXC
-                + r"ValueError: (?P<msg>Unrecognized model in (?P<path>\S+)\. Should have a `model_type` key.*)",
             ),
             # deploy's own check oneshot (templates/sglang-check.service.j2), before any load
             pat(

@@ -422,6 +422,11 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
             "driver can't be loaded",
             "No GPU found",
             "No GPU or XPU found",
+            # a TPU engine's probe of its Ray node or placement group ("Current node has no TPU
+            # available", "The number of required TPUs exceeds the total number of available
+            # TPUs in the placement group")
+            "no TPU available",
+            "number of available TPUs",
         ),
     ),
     # vLLM found no GPU platform at all: the base platform's probes (`get_device_capability`,
