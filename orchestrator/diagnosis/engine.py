@@ -224,6 +224,8 @@ def _find_matches(
                     continue
                 if p.origin is not None and not p.origin.search(entries[i].origin or ""):
                     continue
+                if p.errors_only and S.LOW_LEVEL.search(entries[i].message, 0, S.LEVEL_SPAN):
+                    continue
                 m = p.regex.search(msg)
                 if m is None:
                     continue

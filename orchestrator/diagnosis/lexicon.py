@@ -44,6 +44,7 @@ from typing import Any
 from orchestrator.diagnosis.catalog import BENIGN
 from orchestrator.diagnosis.journal import JournalEntry, JournalLines
 from orchestrator.diagnosis.prefilter import candidate_lines
+from orchestrator.diagnosis.structure import LEVEL_SPAN, LOW_LEVEL
 
 __all__ = [
     "ALPHA",
@@ -79,13 +80,9 @@ _ERRORISH = re.compile(
     r"|exceed|out of memory|oom|not enough|no module|errno",
     re.IGNORECASE,
 )
-# A line logged at WARNING level or below (INFO, DEBUG; glog's I/W): a healthy start prints
-# these too ("No module named 'x'; falling back to …"), never the cause. (NCCL's `WARN` is
-# its error level, and is read.)
-_LOW_LEVEL = re.compile(
-    r"(?:^|[\s\[|(])(?:INFO|DEBUG|TRACE|WARNING)\b"
-    r"|^\[?[IW]\d{4} |\[rank\d+\]:\[[IW]\d|(?<![A-Za-z])I\d{4} "
-)
+# A line logged at WARNING level or below: a healthy start prints these too ("No module named
+# 'x'; falling back to …"), never the cause (structure.LOW_LEVEL).
+_LOW_LEVEL = LOW_LEVEL
 
 
 # A Python warning (`UserWarning: …`, `FutureWarning: …`): printed by healthy starts too.
@@ -127,7 +124,7 @@ def _readable(e: JournalEntry) -> bool:
     text = e.text[:LINE_CHARS]
     return bool(
         _ERRORISH.search(text)
-        and not _LOW_LEVEL.search(e.message, 0, 120)
+        and not _LOW_LEVEL.search(e.message, 0, LEVEL_SPAN)
         and not _WARNING.search(text)
         and not _USAGE.search(text)
         and not BENIGN.search(text)

@@ -77,6 +77,9 @@ class Pat:
     # healthy server also prints now and then, such as SGLang's KV-cache retraction)
     min_count: int = 1
     derived: bool = True
+    # the pattern names a cause only on a line not logged at WARNING level or below (a refusal
+    # worded like a notice the engine also logs when it turns a feature off and goes on)
+    errors_only: bool = False
     # categories this pattern's match explains (dropped, as a rule's `explains` drops them),
     # for a pattern that names the cause of another rule's error only by itself: NCCL's
     # "Failed to CUDA calloc N bytes" under its "unhandled cuda error" is the GPU's OOM
@@ -162,6 +165,7 @@ def pat(
     origin: str | None = None,
     min_count: int = 1,
     explains: tuple[str, ...] = (),
+    errors_only: bool = False,
     **detail: str,
 ) -> Pat:
     derived = literals(regex, flags)
@@ -190,6 +194,7 @@ def pat(
         min_count=min_count,
         derived=derived is not None,
         explains=explains,
+        errors_only=errors_only,
     )
 
 

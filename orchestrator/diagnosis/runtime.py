@@ -83,7 +83,8 @@ _CUDA_FAULT_LINE = (
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure|Contained|HardwareStackError|InvalidPc))"
 )
-_PCI = r"(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?"
+# (a paste that elided the address, "PCI:...", keeps the code and the words)
+_PCI = r"(?:(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.\d)?|\.\.\.|\u2026)"
 
 
 # retractions in one log that make a storm (SGLang's docs: about one a minute is normal)
@@ -372,6 +373,12 @@ def _make() -> tuple[Rule, ...]:
             patterns=(
                 pat(
                     r"(?P<file>[\w/.\\-]+\.cu):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
+                ),
+                # ROCm's kernels say it their way ("…/native/hip/Indexing.hip:1294:
+                # indexSelectLargeIndex: Device-side assertion `srcIndex < srcSelectDimSize'
+                # failed.")
+                pat(
+                    r"(?P<file>[\w/.\\-]+\.hip):(?P<line>\d+): [^\n]{0,200}?Device-side assertion `(?P<msg>[^\n]{1,400}?)' failed",
                 ),
                 pat(
                     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:CUDA|HIP) error: (?P<msg>device-side assert triggered)",

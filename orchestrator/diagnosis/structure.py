@@ -30,6 +30,8 @@ __all__ = [
     "EVENT_KEYWORDS",
     "EVENT_KINDS",
     "FRAME",
+    "LEVEL_SPAN",
+    "LOW_LEVEL",
     "RAISED",
     "TRACEBACK",
     "WRAPPERS",
@@ -57,6 +59,16 @@ FRAME = re.compile(
 _STATEMENT = re.compile(
     r"^\s*(?:raise|return|assert|await|yield|if|elif|while|for|with|del)\b|^\s*[A-Za-z_][\w.]{0,200}\s*(?:=|\()"
 )
+
+
+# A line logged at WARNING level or below (INFO, DEBUG; glog's I/W), as the logger's header
+# says it (search the line's message, header included, in its first LEVEL_SPAN characters): a
+# healthy start prints these too. (NCCL's `WARN` is its error level, and is not one.)
+LOW_LEVEL = re.compile(
+    r"(?:^|[\s\[|(])(?:INFO|DEBUG|TRACE|WARNING)\b"
+    r"|^\[?[IW]\d{4} |\[rank\d+\]:\[[IW]\d|(?<![A-Za-z])I\d{4} "
+)
+LEVEL_SPAN = 120
 
 
 def frame_code(entries: Sequence[JournalEntry], i: int) -> bool:
@@ -365,7 +377,7 @@ _ERROR_LEVEL = re.compile(
     r"\[rank\d{1,5}\]:\[E"
 )
 _EVENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("xid", re.compile(r"NVRM: Xid \(PCI:[0-9A-Fa-f:.]{7,16}\): \d{1,3}\b")),
+    ("xid", re.compile(r"NVRM: Xid \(PCI:(?:[0-9A-Fa-f:.]{7,16}|\.{3}|\u2026)\): \d{1,3}\b")),
     ("nccl", re.compile(r"\bNCCL (?:WARN|error|ERROR)\b|\bnccl\w{0,20}Error\b")),
     # CUDA's runtime and cuBLAS, and ROCm's HIP runtime and hipBLAS, which mirror them
     (

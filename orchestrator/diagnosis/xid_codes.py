@@ -78,6 +78,14 @@ XIDS: dict[int, XidCode] = {
             f"{_RESET}; if it comes back, the GPU needs replacing (RMA)",
         ),
         XidCode(
+            62,
+            "Internal micro-controller halt",
+            "hardware",
+            "gpu-xid",
+            "one of the GPU's internal micro-controllers halted (a hardware or firmware fault, or overheating): the GPU stops answering",
+            f"{_RESET}; check its temperature and power (`nvidia-smi -q -d TEMPERATURE,POWER`); if it comes back, run the field diagnostics and have it serviced",
+        ),
+        XidCode(
             63,
             "ECC page retirement or row remapping event",
             "hardware",

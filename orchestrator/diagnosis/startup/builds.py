@@ -84,6 +84,14 @@ RULES: tuple[Rule, ...] = (
                 _NOT_BENIGN
                 + r"(?P<msg>.*?(?<![^\s/('\"])(?P<lib>[\w/.+-]{1,300}?\.so(?:\.[\w.]+)?)['\"]?[\s:,()\u2014\u2013-]{1,6}(?:\(?[\w\s]{0,40}\)?[\s:,()\u2014\u2013-]{1,6})?undefined symbol\b(?::? (?P<symbol>[\w.$@]+))?.*)",
             ),
+            # a mangled C++ symbol of torch's own namespaces (at::, c10::, torch::) undefined,
+            # with no library named (a paste of the loader's last words): the extension was
+            # built against another PyTorch
+            pat(
+                _NOT_BENIGN
+                + r"(?P<msg>.*?\bundefined symbol: (?P<symbol>_ZN(?:K|[rVK]{0,3})(?:2at|3c10|5torch|6caffe2)\w{0,400}).*)",
+                fixhint="a compiled extension was built against another PyTorch release (torch's C++ symbol {symbol} is not in the installed torch): reinstall the extension built for the installed torch and CUDA, or install the torch release it was built for",
+            ),
             # torch's own checks on its companion packages (torchvision, torchaudio): built for
             # another CUDA major, or for another torch (their operators are not registered)
             pat(
@@ -212,6 +220,13 @@ RULES: tuple[Rule, ...] = (
                 summary="a kernel compiled at start-up (a C++ JIT such as DeepGEMM's) failed to build: {msg}",
                 fixhint="the JIT's compiler run failed: check the CUDA toolkit it uses (nvcc/NVRTC of a version the package supports, CUDA_HOME), that its cache directory is writable by the service user, and rerun with the JIT's debug output (DeepGEMM: DG_JIT_DEBUG=1) to see the compiler's error",
             ),
+            # a JIT's own floor on its compiler's release (DeepGEMM: "NVCC version should be >=
+            # 12.3", under its jit/compiler.hpp assertion): the toolkit it finds is too old
+            pat(
+                r"(?P<msg>.*?\b(?:NVCC|nvcc|CUDA toolkit|CUDA Toolkit) version (?:should|must) be >= ?(?P<need>\d{1,2}\.\d{1,2})\b.*)",
+                summary="a kernel compiled at start-up needs a newer CUDA compiler: {msg}",
+                fixhint="the JIT needs nvcc {need} or newer and found an older one: install that CUDA toolkit release (or newer) where the unit runs and point CUDA_HOME (and PATH) at it",
+            ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
             # torch's C++ extension builder (cpp_extension._run_ninja_build: JIT kernels of
             # flashinfer, DeepGEMM, a package's first use) and inductor's C++ codegen failing
@@ -230,6 +245,13 @@ RULES: tuple[Rule, ...] = (
             # gcc's last words after a fatal error (a missing header, an unknown option): the
             # build stopped; the error line above it, when the paste kept it, says why
             pat(r"^\s*(?P<msg>compilation terminated\.)\s*$", role=FALLBACK),
+            # LLVM's backend refusing a kernel whose stack does not fit the GPU's limit (Triton on
+            # AMD: "error: triton_flash_attention.py:211:0: stack frame size (556488) exceeds
+            # limit (262112) in function 'attn_fwd…'"): the JIT could not compile it for this GPU
+            pat(
+                r"(?P<msg>.*?\bstack frame size \(\d+\) exceeds limit \(\d+\) in function\b.*)",
+                fixhint="the kernel compiler could not fit a kernel's stack on this GPU ({msg}): use another attention or kernel backend for it (vLLM on ROCm: VLLM_USE_TRITON_FLASH_ATTN=0), a smaller block configuration, or a GPU the kernel was tuned for",
+            ),
             # ninja's own line for a build step that failed ("FAILED: cuda_0.o", ninja 1.12+:
             # "FAILED: [code=139] cuda_0.o"): an object file the JIT could not build, whatever
             # the compiler printed (or, killed by a signal, did not print) above it

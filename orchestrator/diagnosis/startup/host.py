@@ -649,6 +649,14 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*(?:posix_fallocate failed ?: ?No space left on device|Error while creating shared memory segment|unable to (?:write to|open shared memory object <?/torch_)|No space left on device.*(?:/dev/shm|shm)|/dev/shm/\S.{0,300}?No space left on device).*)",
                 fixhint="/dev/shm is too small for NCCL and torch's shared memory: give it several GB (containers: --shm-size 16g or --ipc=host; systemd: no PrivateTmp= on /dev/shm, or a larger tmpfs), or set NCCL_SHM_DISABLE=1 (slower)",
             ),
+            # a SIGBUS whose reason is BUS_ADRERR, as UCX's handler reports it ("Caught signal
+            # 7 (Bus error: nonexistent physical address)"): a shared mapping touched past the
+            # memory backing it, a tmpfs (/dev/shm) that ran full under NCCL's or torch's
+            # shared-memory segments (a bare SIGBUS, without that reason, is not read)
+            pat(
+                r"(?P<msg>.*?\bCaught signal 7 \(Bus error: nonexistent physical address\).*)",
+                fixhint="a process touched shared memory that had no memory behind it, most often a /dev/shm too small for NCCL's and torch's segments: give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm), or set NCCL_SHM_DISABLE=1 (slower)",
+            ),
             # a shared-memory request larger than the /dev/shm there is (Ray's object store:
             # "System memory request exceeds memory available in /dev/shm"), or the advice to
             # enlarge it that a runtime prints with its failure

@@ -493,6 +493,12 @@ RULES: tuple[Rule, ...] = (
             "a requests ConnectionError naming huggingface.co."
         ),
         patterns=(
+            # a downloader's own line for an HTTP 429 (llama.cpp's "get_repo_files: error: GET
+            # failed (429)"): the hub rate-limited the download
+            pat(
+                r"(?P<msg>.*?\b(?:GET|HEAD) (?:request )?failed \(429\).*)",
+                fixhint="the hub answered 429 Too Many Requests: download the model ahead (authenticated: HF_TOKEN raises the limit) and point the server at the local files, or wait and restart",
+            ),
             # the Hub (or a gateway in front of it) answering with a server error: 5xx for a
             # huggingface.co URL, in huggingface_hub's or requests' words, quoted anywhere
             pat(
@@ -551,6 +557,8 @@ RULES: tuple[Rule, ...] = (
                     "EntryNotFoundError",
                     "RevisionNotFoundError",
                     "HFValidationError",
+                    # ModelScope's hub: "The model: X has no revision: main", a model it lacks
+                    "NotExistError",
                 )
             ),
             # the Hub answered 404 for a file (any HTTP client under huggingface_hub /
@@ -609,6 +617,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 _EXC
                 + r"(?:HFValidationError): (?P<msg>Repo id must be in the form .*?: '(?P<path>[^']+)'.*)",
+            ),
+            # a model directory without its config.json, in a builder's or loader's own words
+            # ("config.json not found in onnx directory: ./qwen2.5-VL-3b/")
+            pat(
+                r"(?P<msg>.*?\bconfig\.json (?:not found|does not exist|is missing)\b(?:[^\n]{0,40}?: (?P<path>\S{1,400}))?.*)",
             ),
             # transformers' "<path> does not appear to have a file named <file>" (config.json,
             # preprocessor_config.json, the weights; "files named" in newer releases), raised as

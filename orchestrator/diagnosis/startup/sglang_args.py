@@ -250,6 +250,9 @@ RULES: tuple[Rule, ...] = (
                 r"\A(?!.*(?:LoRA|lora|LORA))(?P<msg>.*(?:\b[Ss]peculative decoding (?:is |are )?(?:not|n't) (?:yet )?(?:supported|compatible|available|implemented)\b|\b(?:not|n't) (?:yet )?(?:supported|compatible|implemented|allowed) (?:with|for|when using|in|together with) (?:speculative decoding|spec(?:ulative)? decode)\b|\b(?:does not|doesn't|cannot) (?:yet )?support speculative decoding\b|\bincompatible with speculative decoding\b|\b[Ss]peculative decoding (?:only|currently) supports?\b).*)",
                 summary="the engine refused speculative decoding with these settings: {msg}",
                 fix="drop the setting the message names (or speculative decoding): `deploy validate` checks SGLang's own combinations before a start",
+                # (vLLM logs "Async output processing is not supported with speculative
+                # decoding currently." at WARNING and goes on without it)
+                errors_only=True,
             ),
         ),
         preflight_rule=None,
