@@ -79,7 +79,7 @@ _SERVING_LOOP = sgl_code.SERVING_LOOP
 # (older torch printed the same status as "THCudaCheck FAIL file=… line=N error=4 : <string>"
 # and "cuda runtime error (4) : <string>")
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? error\b[^'\n]*?'?|Triton Error \[(?:CUDA|HIP)\]: |THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? [Ee]rror\b[^'\n]*?'?|Triton Error \[(?:CUDA|HIP)\]: |THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure|Contained|HardwareStackError|InvalidPc))"
 )
@@ -325,6 +325,12 @@ def _make() -> tuple[Rule, ...]:
                 pat(
                     r"(?P<msg>Memory access fault by GPU node-\d+\b.*)",
                 ),
+                # the amdgpu kernel driver's report of the same fault (dmesg: "amdgpu: [gfxhub0]
+                # retry page fault", "amdgpu: VM_L2_PROTECTION_FAULT_STATUS:0x…"), AMD's
+                # counterpart of NVIDIA's Xid 31
+                pat(
+                    r"(?P<msg>.*?\bamdgpu: (?:\[gfxhub\d{0,2}\] (?:retry |no-retry )?page fault\b|VM_L2_PROTECTION_FAULT_STATUS\b).*)",
+                ),
             ),
             defaults={"msg": "?", "exc": "RuntimeError", "step": "running a batch"},
             examples=(
@@ -372,7 +378,7 @@ def _make() -> tuple[Rule, ...]:
             ),
             patterns=(
                 pat(
-                    r"(?P<file>[\w/.\\-]+\.cu):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
+                    r"(?P<file>[\w/.\\-]+\.(?:cu|py)):(?P<line>\d+): [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion `(?P<msg>.*)` failed",
                 ),
                 # ROCm's kernels say it their way ("…/native/hip/Indexing.hip:1294:
                 # indexSelectLargeIndex: Device-side assertion `srcIndex < srcSelectDimSize'

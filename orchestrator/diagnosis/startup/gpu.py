@@ -145,6 +145,9 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?(?:Error 802: system not yet initialized|cudaErrorSystemNotReady|\bCUDA_ERROR_SYSTEM_NOT_READY\b|\bsystem not yet initialized\b).*)",
                 fixhint="start the NVIDIA fabric manager (`systemctl enable --now nvidia-fabricmanager`, version = driver version) and check `nvidia-smi -q | grep -i fabric`",
+                # NCCL's "unhandled cuda error" is its wrapper for this status ("Cuda failure
+                # 802 'system not yet initialized'" below it): the status is the cause
+                explains=("nccl-error",),
             ),
             # CUDA's error 803 (cudaErrorSystemDriverMismatch): the CUDA driver library the
             # process loaded (a container's own libcuda, forward-compat libs on the ld cache)
@@ -198,6 +201,13 @@ RULES: tuple[Rule, ...] = (
                 + _DRIVER_LIB
                 + r")(?:: cannot open shared object file| not found)|NVML Shared Library Not Found|Failed to load shared library libcuda).*)",
                 fixhint="the accelerator driver's libraries (NVIDIA's libcuda.so.1 / libnvidia-ml.so.1, Ascend's libascend_hal.so) are not visible to the service: install the driver on the host, or in a container start it with the vendor's runtime (`--gpus all`, the device plugin; for Ascend mount /usr/local/Ascend/driver) so they are mounted in",
+            ),
+            # the NVIDIA kernel modules would not load (udev's or a unit's modprobe of nvidia,
+            # nvidia-uvm, nvidia-modeset failing; modprobe's own "could not insert 'nvidia'"):
+            # no driver, so no GPU (a kernel updated without the module rebuilt, Secure Boot)
+            pat(
+                r"(?P<msg>.*?(?:\bProcess '/(?:usr/)?s?bin/modprobe nvidia(?:[-_]\w{1,20})?' failed with exit code \d+|\bmodprobe: (?:FATAL|ERROR): could not insert '?nvidia(?:[-_]\w{1,20})?'?).*)",
+                fixhint="the NVIDIA kernel module would not load: rebuild it for the running kernel (`dkms status`, reinstall the driver package or its DKMS module after a kernel update), check Secure Boot (an unsigned module is refused), then `sudo modprobe nvidia` and `nvidia-smi`",
             ),
             # NVML (the driver's management library) not loadable or not initialisable: the
             # device plugin's, nvidia-smi's, pynvml's and go-nvml's words for no driver or a
@@ -278,6 +288,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe)|[\w-]{1,60}(?:\.[\w-]{1,60}){1,4}/[\w.-]{0,40}?(?:gpu|GPU)[\w.-]{0,40})(?![\w.-]).*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
+            # the NVIDIA container runtime (a wrapper around runc) cannot find the runtime it
+            # wraps ("nvidia-container-runtime: find runc path: exec: \"runc\": executable file
+            # not found in $PATH"): no GPU container starts
+            pat(
+                r"(?P<msg>.*?\bnvidia-container-runtime\b[^\n]{0,40}?: find (?:runc|crun|low-level runtime) path\b.*)",
+                fixhint='the NVIDIA container runtime cannot find the low-level runtime it wraps (runc/crun): install it or set its path in /etc/nvidia-container-runtime/config.toml (`runtimes = ["runc", "crun"]`), and check the engine\'s runtime configuration (`nvidia-ctk runtime configure`)',
+                explains=("exec-failed",),
             ),
             # the kubelet admitted the pod to a node but the device plugin could not hand it
             # the devices (its Allocate / GetPreferredAllocation call failed: the plugin's
