@@ -51,9 +51,11 @@ RULES: tuple[Rule, ...] = (
                 ("AttributeError",),
                 words=("Config' object has no attribute",),
                 # (Python's "Did you mean: 'layer_norm_eps'?" names a field the config has under
-                # another name: the model code and the config are of different releases, not an
-                # architecture the engine lacks)
-                unless=(*code.ENGINE_CONFIG_CLASSES, "Did you mean"),
+                # another name, and a vision tower's own sub-config without a field the engine's
+                # code reads ("'PixtralVisionConfig' object has no attribute
+                # 'spatial_merge_size'") is the same: the model code and the config are of
+                # different releases, not an architecture the engine lacks)
+                unless=(*code.ENGINE_CONFIG_CLASSES, "Did you mean", "VisionConfig' object"),
                 summary="the engine does not read this model's config (an architecture it does not implement): {exc}: {msg}",
             ),
             # anything that goes wrong in SGLang's generic Transformers backend, which SGLang

@@ -68,6 +68,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*CUDA driver version is insufficient for CUDA runtime version.*)",
             ),
+            # CUDA_ERROR_INVALID_IMAGE (200): the driver cannot load a kernel image, most often
+            # code (a Triton kernel, a llama.cpp build) compiled by a newer CUDA toolkit than the
+            # driver supports ("Triton Error [CUDA]: device kernel image is invalid")
+            pat(
+                r"(?P<msg>.*(?:device kernel image is invalid).*)",
+                fixhint="the driver could not load a GPU kernel built by a newer CUDA toolkit than it supports ({msg}): update the NVIDIA driver to one that supports the toolkit the kernels were built with (Triton's bundled ptxas, the wheel's CUDA), or use a build for the driver's CUDA",
+            ),
             pat(
                 r"(?P<msg>.*Error 804: forward compatibility was attempted on non supported HW.*)",
             ),
@@ -165,12 +172,13 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*CUDA unknown error - this may be due to an incorrectly set up environment.*)",
             ),
             # the same status by its enum name, or its number in a check against cudaSuccess
-            # (glog's "Check failed: error == cudaSuccess (30 vs. 0) unknown error"), from a
+            # (glog's "Check failed: error == cudaSuccess (30 vs. 0) unknown error"; the driver
+            # API's 999 in Ollama's GPU discovery: "nvcuda init failure: 999"), from a
             # program that prints no more (Go's and
             # C's CUDA bindings panicking on cuInit: "panic: CUDA_ERROR_UNKNOWN"), most often a
             # host resumed from suspend with nvidia_uvm in a bad state
             pat(
-                r"(?P<msg>.*?(?:\b(?:CUDA_ERROR_UNKNOWN|cudaErrorUnknown)\b|== cudaSuccess \(30 vs\. 0\)).*)",
+                r"(?P<msg>.*?(?:\b(?:CUDA_ERROR_UNKNOWN|cudaErrorUnknown)\b|== cudaSuccess \(30 vs\. 0\)|\b(?:nvcuda|nvml(?: vram)?|cuda(?:rt)?) init failure: 999\b).*)",
                 fixhint="CUDA reports an unknown error before any work: on a host resumed from suspend reload the nvidia_uvm module (`sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm`) or reboot; check `nvidia-smi` and dmesg for Xid lines",
             ),
             # docker/podman started without the NVIDIA runtime, or its CLI finds no driver, or
@@ -288,6 +296,17 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe)|[\w-]{1,60}(?:\.[\w-]{1,60}){1,4}/[\w.-]{0,40}?(?:gpu|GPU)[\w.-]{0,40})(?![\w.-]).*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
+            ),
+            # an OCI hook failed as the container was created, in the runtime's words with
+            # no narrower cause named ("Running hook #1:: error running hook: exit status 3",
+            # "createContainer hook #6: exit status 1"): in a GPU container the hooks are the
+            # NVIDIA toolkit's (its prestart hook, its CDI hooks), so the GPUs were not set up;
+            # a fallback, so that the hook's own words (a missing library, a CUDA requirement)
+            # name the cause when they are there
+            pat(
+                r"(?P<msg>.*?(?:\berror running (?:\w{1,20} )?hook\b|\b(?:prestart|createRuntime|createContainer|startContainer|poststart) hook #\d{1,3}: exit status \d+).*)",
+                role=FALLBACK,
+                fixhint="a container hook failed while the GPU container was being set up (the NVIDIA container toolkit's hooks): check the toolkit's configuration and version (`nvidia-ctk --version`, /etc/nvidia-container-runtime/config.toml, the CDI spec: `nvidia-ctk cdi generate`), and that `nvidia-smi` works on the host",
             ),
             # the NVIDIA container runtime (a wrapper around runc) cannot find the runtime it
             # wraps ("nvidia-container-runtime: find runc path: exec: \"runc\": executable file
@@ -480,9 +499,6 @@ RULES: tuple[Rule, ...] = (
             ),
             pat(
                 r"(?P<msg>.*with CUDA capability (?P<sm>sm_\d+a?) is not compatible with the current PyTorch installation.*)",
-            ),
-            pat(
-                r"(?P<msg>.*(?:device kernel image is invalid).*)",
             ),
             # the runtime found no code for this GPU in the binary: CUDA's and ROCm's HIP
             # "invalid device function" (a wheel built without this gfx/sm target)

@@ -259,6 +259,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*listen EADDRINUSE: address already in use \S*?:(?P<port>\d+).*)",
             ),
+            # a program's own bind error with the OS's words after it, naming no port ("Error
+            # binding/connecting recv socket to endpoint: Address already in use"; strerror of
+            # EADDRINUSE, as C/C++ servers print it)
+            pat(
+                r"(?P<msg>.*?\b(?:[Ee]rror|[Ff]ailed to|[Cc]annot|[Cc]ould not|[Uu]nable to) bind(?:ing)?\b[^\n]{0,120}?: Address already in use\b.*)",
+            ),
             # Go's net package on Windows: "listen tcp 127.0.0.1:11434: bind: " then the
             # system's text for WSAEADDRINUSE (10048), in English or in the OS's language; in
             # every language that text names the triple "(protocol/network address/port)" (slashes or commas),

@@ -721,6 +721,12 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\b(?:[Ff]ailed to|[Uu]nable to|[Cc]annot|[Cc]ould not) (?:open|load|read|find)\b[^\n]{0,60}?'?(?P<path>[^'\s:()]{1,400}\.(?:gguf|ggml|safetensors|bin|pt|pth|onnx|engine|plan))'?[^\n]{0,60}?(?:No such file or directory|\bENOENT\b|\berrno:? ?2\b).*)",
             ),
+            # llama.cpp before it printed the errno: the GGUF file's path alone, the line ending
+            # after it ("gguf_init_from_file: failed to open GGUF file '/models/x.gguf'"); its
+            # fopen fails for a path that is not there (a permission error prints its errno)
+            pat(
+                r"(?P<msg>.*?\bgguf_init_from_file: failed to open GGUF file '(?P<path>[^'\n]{1,400})'\s*)$",
+            ),
             # (a build tool's name alone is a compiler that is not installed: jit-build-failed;
             # a file in a JIT's or compiler's cache, or a temporary file, is no model: a cache
             # written by two processes at once, or cleaned under a running one)

@@ -427,6 +427,10 @@ _GPU_UNAVAILABLE_FAMILIES: tuple[Family, ...] = (
             # TPUs in the placement group")
             "no TPU available",
             "number of available TPUs",
+            # the TPU runtime's own start failing ("TPU initialization failed: …", "Failed to
+            # get global TPU topology"): no chip to run on
+            "TPU initialization failed",
+            "Failed to get global TPU topology",
         ),
     ),
     # vLLM found no GPU platform at all: the base platform's probes (`get_device_capability`,
