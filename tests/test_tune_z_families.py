@@ -150,3 +150,13 @@ def test_an_attention_ops_own_shape_check_is_the_backend() -> None:
 def test_the_same_check_in_another_op_is_not_the_attention_backend() -> None:
     d = classify_text(_sgl_kernel_assert("moe.py"))
     assert d.category != "attention-backend-unsupported", (d.category, d.summary)
+
+
+@pytest.mark.usefixtures("rules_only")
+@pytest.mark.parametrize("prefix", ["[1,0]<stderr>:", "<14>1 2026-12-07T10:00:00Z host app 1 - - "])
+def test_a_builds_last_words_keep_their_category_under_any_prefix(prefix: str) -> None:
+    # ninja's failed step and gcc's last words are not anchored at the line's start: a
+    # shipper's prefix the reader did not take off leaves them where they are
+    for words in ("FAILED: [code=1] cuda_0.o ", "compilation terminated."):
+        d = classify_text(f"{prefix}{words}\n")
+        assert d.category == "jit-build-failed", (words, d.category)

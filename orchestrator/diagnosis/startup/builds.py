@@ -244,7 +244,7 @@ RULES: tuple[Rule, ...] = (
             ),
             # gcc's last words after a fatal error (a missing header, an unknown option): the
             # build stopped; the error line above it, when the paste kept it, says why
-            pat(r"^\s*(?P<msg>compilation terminated\.)\s*$", role=FALLBACK),
+            pat(r"(?<![\w-])(?P<msg>compilation terminated\.)\s*$", role=FALLBACK),
             # LLVM's backend refusing a kernel whose stack does not fit the GPU's limit (Triton on
             # AMD: "error: triton_flash_attention.py:211:0: stack frame size (556488) exceeds
             # limit (262112) in function 'attn_fwd…'"): the JIT could not compile it for this GPU
@@ -256,7 +256,7 @@ RULES: tuple[Rule, ...] = (
             # "FAILED: [code=139] cuda_0.o"): an object file the JIT could not build, whatever
             # the compiler printed (or, killed by a signal, did not print) above it
             pat(
-                r"^\s*(?P<msg>FAILED: (?:\[code=\d{1,3}\] )?\S{0,300}?\.(?:o|obj|so)\b.*)",
+                r"(?<![\w/-])(?P<msg>FAILED: (?:\[code=\d{1,3}\] )?\S{0,300}?\.(?:o|obj|so)\b.*)",
                 role=FALLBACK,
             ),
             pat(
