@@ -26,13 +26,6 @@ LANDS = [
 
 
 @pytest.mark.usefixtures("rules_only")
-@pytest.mark.parametrize(("want", "text"), LANDS)
-def test_the_family_lands_on_another_text(want: str, text: str) -> None:
-    d = classify_text(text + "\n")
-    assert d.category == want, (d.category, d.summary)
-
-
-@pytest.mark.usefixtures("rules_only")
 def test_other_init_failures_are_not_a_missing_gpu() -> None:
     # a CUDA out-of-memory status (2) at init is not the unknown error (999)
     log = 'msg="Unable to load cudart" error="cudart init failure: 2"\n'
@@ -62,8 +55,8 @@ MORE = [
 
 
 @pytest.mark.usefixtures("rules_only")
-@pytest.mark.parametrize(("want", "text"), MORE)
-def test_more_lands(want: str, text: str) -> None:
+@pytest.mark.parametrize(("want", "text"), [*LANDS, *MORE])
+def test_the_family_lands_on_another_text(want: str, text: str) -> None:
     d = classify_text(text + "\n")
     assert d.category == want, (d.category, d.summary)
 

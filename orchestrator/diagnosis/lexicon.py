@@ -80,11 +80,6 @@ _ERRORISH = re.compile(
     r"|exceed|out of memory|oom|not enough|no module|errno",
     re.IGNORECASE,
 )
-# A line logged at WARNING level or below: a healthy start prints these too ("No module named
-# 'x'; falling back to …"), never the cause (structure.LOW_LEVEL).
-_LOW_LEVEL = LOW_LEVEL
-
-
 # A Python warning (`UserWarning: …`, `FutureWarning: …`): printed by healthy starts too.
 _WARNING = re.compile(r"[a-z]Warning: ")
 # argparse refusing a command line (`prog: error: argument --x: invalid choice: …`,
@@ -124,7 +119,9 @@ def _readable(e: JournalEntry) -> bool:
     text = e.text[:LINE_CHARS]
     return bool(
         _ERRORISH.search(text)
-        and not _LOW_LEVEL.search(e.message, 0, LEVEL_SPAN)
+        # (a line logged at WARNING level or below: a healthy start prints these too, "No
+        # module named 'x'; falling back to …", never the cause)
+        and not LOW_LEVEL.search(e.message, 0, LEVEL_SPAN)
         and not _WARNING.search(text)
         and not _USAGE.search(text)
         and not BENIGN.search(text)

@@ -186,7 +186,9 @@ RULES: tuple[Rule, ...] = (
             # lacks, the nvidia-ctk hook failing, a CDI name taken for a device path by a
             # runtime without CDI: "stat nvidia.com/gpu=0: no such file or directory")
             pat(
-                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bstat (?:nvidia|amd)\.com/gpu=\S{1,40}: no such file or directory\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook(?: #\d{1,3}:)? (?:fork/exec )?`?[^\s`]{0,200}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
+                r"(?P<msg>.*(?:could not select device driver \S* ?with capabilities: \[\[(?:gpu|GPU)\]\]|nvidia-container-cli: (?:initialization|mount|device|detection) error|unresolvable CDI devices?\b|\bstat (?:nvidia|amd)\.com/gpu=\S{1,40}: no such file or directory\b|\bsetting up CDI devices\b|\bfailed to inject (?:CDI )?devices\b|\berror (?:executing|running) (?:\w{1,20} )?hook(?: #\d{1,3}:)? (?:fork/exec )?`?[^\s`]{0,200}?"
+                + P._NVIDIA_HOOKS
+                + r"|unknown or invalid runtime name: nvidia\b|[Uu]nknown runtime specified nvidia\b|no runtime for \\?\"?nvidia\\?\"? is configured|RuntimeHandler \\?\"?nvidia\\?\"? not supported|RuntimeClass \"?nvidia\"? (?:not found|does not exist)).*)",
                 fixhint="the container runtime cannot give the container GPUs: install the NVIDIA container toolkit (`nvidia-ctk runtime configure`, restart docker) and check `nvidia-smi` works on the host",
             ),
             # the same in ROCm's, Intel's and the runtimes' own words (torch on ROCm says "No

@@ -25,6 +25,7 @@ from orchestrator.diagnosis.startup.patterns import (
     _ADDR_IN_USE,
     _BUILD_TOOLS,
     _LOOPBACK,
+    _NVIDIA_HOOKS,
 )
 from orchestrator.sglang import code
 
@@ -80,7 +81,9 @@ RULES: tuple[Rule, ...] = (
             # toolkit's OCI hook the runtime runs before it: no GPU runtime is a GPU problem,
             # not the entrypoint's)
             pat(
-                r"(?P<msg>.*?\bexec:? \x22?(?!(?:nvidia|rocm|npu|hl|xpu)-smi\b)(?![^\x22\s:]{0,300}?nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b)(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
+                r"(?P<msg>.*?\bexec:? \x22?(?!(?:nvidia|rocm|npu|hl|xpu)-smi\b)(?![^\x22\s:]{0,300}?"
+                + _NVIDIA_HOOKS
+                + r")(?P<path>[^\x22\s:]{1,300})\x22?: (?:executable file not found in \$PATH|no such file or directory|permission denied).*)",
                 summary="the container runtime could not run the entrypoint {path}: {msg}",
                 fix="the image has no executable {path} on its PATH: use the image's own entrypoint (or the full path of the command, e.g. `python3 -m <module>`), or install the package that provides it",
             ),

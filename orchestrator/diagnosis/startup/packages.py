@@ -34,6 +34,12 @@ from orchestrator.sglang import code
 
 __all__ = ["RULES"]
 
+# an HTTP 429 from the model hub, in any client's words: what to change
+_HUB_RATE_LIMITED = (
+    "the hub answered 429 Too Many Requests: download the model ahead (authenticated: HF_TOKEN "
+    "raises the limit) and point the server at the local files (--model-path), or wait and restart"
+)
+
 RULES: tuple[Rule, ...] = (
     Rule(
         id="python-import-error",
@@ -454,7 +460,7 @@ RULES: tuple[Rule, ...] = (
                 ("HTTPStatusError", "HTTPError", "HfHubHTTPError"),
                 words=("429 Too Many Requests", "429 Client Error"),
                 summary="the model hub rate-limited the download (HTTP 429): {exc}: {msg}",
-                fix="the hub answered 429 Too Many Requests: download the model ahead (authenticated: HF_TOKEN raises the limit) and point --model-path at the local directory, or wait and restart",
+                fix=_HUB_RATE_LIMITED,
             ),
             # transformers raises OSError for the Hub unreachable and for a missing model alike
             # (the latter names huggingface.co too, as where to look): only a connection word
@@ -497,7 +503,7 @@ RULES: tuple[Rule, ...] = (
             # failed (429)"): the hub rate-limited the download
             pat(
                 r"(?P<msg>.*?\b(?:GET|HEAD) (?:request )?failed \(429\).*)",
-                fixhint="the hub answered 429 Too Many Requests: download the model ahead (authenticated: HF_TOKEN raises the limit) and point the server at the local files, or wait and restart",
+                fixhint=_HUB_RATE_LIMITED,
             ),
             # the Hub (or a gateway in front of it) answering with a server error: 5xx for a
             # huggingface.co URL, in huggingface_hub's or requests' words, quoted anywhere

@@ -331,6 +331,9 @@ _HUB_REFUSED = (
     "Invalid user token",
     "Access to model",
 )
+# the NVIDIA container toolkit's OCI hooks and CLI, as a runtime names the program it ran
+# (gpu-unavailable reads their failures; exec-failed leaves them alone: not the entrypoint)
+_NVIDIA_HOOKS = r"nvidia-(?:ctk|cdi-hook|container-runtime-hook|container-toolkit)\b"
 # CUDA's words for an operation refused while a stream is being captured into a graph
 _CAPTURE_REFUSED = (
     "stream is capturing",
