@@ -211,6 +211,16 @@ TRANSFORMERS_FALLBACK_CLASSES = (
 # LoadConfig, device_config.py DeviceConfig), as a message quotes them: an attribute missing on
 # one of these is SGLang's model code reading its own object (sglang #15784), not a model's
 # config.json that this install cannot read
+# SGLang's LoRA code that reads and maps an adapter as it loads (its config, its tensors'
+# names, the registry), not the layers that run it while serving: an error raised here is the
+# adapter's (0.5.11 and 0.5.23 alike)
+LORA_LOADING = (
+    "sglang/srt/lora/lora.py",
+    "sglang/srt/lora/lora_manager.py",
+    "sglang/srt/lora/lora_config.py",
+    "sglang/srt/lora/lora_registry.py",
+    "sglang/srt/lora/utils.py",
+)
 ENGINE_CONFIG_CLASSES = ("'ModelConfig' object", "'LoadConfig' object", "'DeviceConfig' object")
 # the Hugging Face Hub's clients: an HTTP error raised under them is the Hub's answer
 HUB_CLIENT_PACKAGES = ("huggingface_hub/", "transformers/utils/hub")

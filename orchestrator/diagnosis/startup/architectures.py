@@ -36,6 +36,9 @@ RULES: tuple[Rule, ...] = (
                     # vLLM's registry: "X has no vLLM implementation and the Transformers
                     # implementation is not compatible with vLLM"
                     "has no vLLM implementation",
+                    # TGI's fallback to transformers' AutoModel, taken only for a model type it has
+                    # no implementation of ("awq quantization is not supported for AutoModel")
+                    "is not supported for AutoModel",
                     # SGLang's own wording, from every known release
                     *dict.fromkeys(m.keyword() for m in sglang.all_messages("arch-unsupported")),
                 ),
@@ -55,7 +58,16 @@ RULES: tuple[Rule, ...] = (
                 # code reads ("'PixtralVisionConfig' object has no attribute
                 # 'spatial_merge_size'") is the same: the model code and the config are of
                 # different releases, not an architecture the engine lacks)
-                unless=(*code.ENGINE_CONFIG_CLASSES, "Did you mean", "VisionConfig' object"),
+                # transformers 5 moved the rope fields under `rope_parameters`, so engine code
+                # of an older release misses them on every model ("'Qwen2Config' object has no
+                # attribute 'rope_theta'"): the same mismatch of releases)
+                unless=(
+                    *code.ENGINE_CONFIG_CLASSES,
+                    "Did you mean",
+                    "VisionConfig' object",
+                    "attribute 'rope_theta'",
+                    "attribute 'rope_scaling'",
+                ),
                 summary="the engine does not read this model's config (an architecture it does not implement): {exc}: {msg}",
             ),
             # anything that goes wrong in SGLang's generic Transformers backend, which SGLang
@@ -84,9 +96,28 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bArchitecture (?P<mtype>[\w.-]{1,80}) not supported\b.*|.*?'(?P<architectures>\w{1,120})' is not a registered model in the Transformers library\b.*)",
             ),
+            # vLLM's GGUF loader for an architecture it cannot map ("GGUF model with
+            # architecture olmo2 is not supported yet")
+            pat(
+                r"(?P<msg>.*?\bGGUF model with architecture (?P<mtype>[\w.-]{1,80}) is not supported\b.*)",
+                fixhint="this engine cannot load GGUF checkpoints of architecture {mtype}: use the model's safetensors checkpoint (or another quantisation of it), or an engine release whose GGUF loader supports it",
+            ),
+            # vLLM's registry in a logger's words rather than an exception's ("Error
+            # initializing vLLM engine: X has no vLLM implementation and the Transformers
+            # implementation is not compatible with vLLM")
+            pat(
+                r"(?P<msg>.*?\b(?P<architectures>\w{1,120}) has no vLLM implementation\b.*)",
+                fixhint="vLLM has no implementation of {architectures} and cannot run it through transformers: check config.json's architectures (a fine-tune may name a base class such as Qwen2_5_VLModel instead of its ForConditionalGeneration class), or upgrade vLLM to a release that implements it",
+            ),
             pat(
                 r"(?P<msg>.*has model type `(?P<mtype>[\w.-]+)` but Transformers does not recognize this architecture.*)",
                 fixhint="the installed transformers does not know model_type `{mtype}`: upgrade transformers (and SGLang) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
+            ),
+            # the same message's advice, on a line of its own when the paste cut its first line
+            # (transformers prints it only for a model_type it does not know)
+            pat(
+                r"(?P<msg>.*?\bthe checkpoint is very new, then there may not be a release version that supports this model yet\b.*)",
+                fixhint="the installed transformers does not know the checkpoint's model_type: upgrade transformers (and the engine) in the unit's venv to a release that supports it, or set trust_remote_code = true in [server] if the checkpoint ships its own code",
             ),
             pat(
                 r"(?P<msg>.*(?:requires you to execute (?:execute )?(?:some |the (?:configuration |model |tokenizer |processor |image processor |feature extractor )?(?:file |code ))?(?:code )?in that repo|contains custom code which must be executed|set the option `trust_remote_code=True`|`trust_remote_code=True` to (?:remove this error|allow custom code)|Please pass the argument `trust_remote_code=True`|consider setting `trust_remote_code=True`).*)",

@@ -310,6 +310,27 @@ RULES: tuple[Rule, ...] = (
                 role=FALLBACK,
                 fixhint="a container hook failed while the GPU container was being set up (the NVIDIA container toolkit's hooks): check the toolkit's configuration and version (`nvidia-ctk --version`, /etc/nvidia-container-runtime/config.toml, the CDI spec: `nvidia-ctk cdi generate`), and that `nvidia-smi` works on the host",
             ),
+            # the engine is configured with the NVIDIA runtime but its executable is not there
+            # (podman's "no valid executable found for OCI runtime
+            # /usr/bin/nvidia-container-runtime: invalid argument", docker's exec of it): the
+            # NVIDIA container toolkit is not installed, so no GPU container starts
+            pat(
+                r"(?P<msg>.*?(?:\bno valid executable found for OCI runtime \S{0,200}?nvidia-container-runtime\b|\bexec: \\?\x22nvidia-container-runtime\\?\x22: executable file not found\b).*)",
+                fixhint="the container engine names the NVIDIA runtime, but nvidia-container-runtime is not installed: install the NVIDIA container toolkit (`nvidia-container-toolkit`), or use CDI instead (`nvidia-ctk cdi generate`, then `--device nvidia.com/gpu=all`)",
+                # (the runtime's exec failing is this, not the service's entrypoint)
+                explains=("exec-failed",),
+            ),
+            # a GPU engine that found no GPU platform and goes on without one: vLLM's "No
+            # platform detected, vLLM is running on UnspecifiedPlatform" (no CUDA/ROCm library
+            # or device in reach: a container without the NVIDIA runtime), Ollama's GPU
+            # discovery finding no library or no GPU ("no compatible GPUs were discovered",
+            # "discovered GPU libraries" paths=[]); a fallback, since the same start may fail
+            # for a cause a later line names
+            pat(
+                r"(?P<msg>.*?(?:\bNo platform detected, vLLM is running on UnspecifiedPlatform\b|\bno compatible GPUs were discovered\b|\b[Dd]iscovered GPU libraries(?:: \[?\]|\x22 paths=\[\])).*)",
+                role=FALLBACK,
+                fixhint="the engine found no GPU and runs without one: check the GPUs are visible to it (`nvidia-smi` as the service user; in a container the NVIDIA runtime: `--gpus all`, a pod's runtimeClassName and nvidia.com/gpu limit) and that the driver's libraries (libcuda.so.1, libnvidia-ml.so.1) are there",
+            ),
             # the NVIDIA container runtime (a wrapper around runc) cannot find the runtime it
             # wraps ("nvidia-container-runtime: find runc path: exec: \"runc\": executable file
             # not found in $PATH"): no GPU container starts
@@ -452,6 +473,11 @@ RULES: tuple[Rule, ...] = (
                     "InvalidDeviceFunction",
                     "NoBinaryForGpu",
                     "code object for all current devices",
+                    # a kernel backend's refusal of this GPU ("NvFp4 MoE backend
+                    # 'FLASHINFER_CUTLASS' does not support the deployment configuration since
+                    # kernel does not support current device")
+                    "support current device",
+                    "support the current device",
                 ),
             ),
             P._NEEDS_GPU_GENERATION_FAMILY,
@@ -513,6 +539,13 @@ RULES: tuple[Rule, ...] = (
             # gpu architecture 'compute_120'" (a build failure: jit-build-failed)
             pat(
                 r"(?P<msg>.*(?:\bUnsupported (?:SM|sm|CUDA arch|GPU arch|GPU architecture|compute capability)\b|Arch conditional MMA instruction used without targeting appropriate compute capability).*)",
+            ),
+            # a kernel library's host-side assertion, with its C++/CUDA source location, that
+            # this GPU's architecture has no kernel (DeepGEMM's "Assertion error
+            # (/deepgemm/csrc/apis/attention.hpp:219): Unsupported architecture"); the source
+            # location makes it a GPU kernel's, not a CPU's
+            pat(
+                r"(?P<msg>.*?\bAssertion (?:error|failed) \([^()\n]{1,300}?\.(?:hpp|cuh|cu|cpp|cc|h):\d{1,6}\): Unsupported (?:arch|architecture)\b.*)",
             ),
             # torch's own refusal of a GPU older than its builds ("… which is of cuda capability
             # 3.5. PyTorch no longer supports this GPU because it is too old.") and Triton's
@@ -666,11 +699,13 @@ RULES: tuple[Rule, ...] = (
             # buffer"), a CUDA check that names the call ("CUDA runtime error in
             # ::cudaMallocAsync(…): out of memory", TensorRT-LLM), TensorRT's allocator ("Error
             # Code 1: Cuda Runtime (out of memory)", "Requested amount of GPU memory … could not
-            # be allocated"), Gaudi's device memory (PT_DEVMEM), Ascend's CANN code EL0004, a
+            # be allocated"), Gaudi's device memory (PT_DEVMEM), Ascend's CANN code EL0004, AWS
+            # Neuron's runtime ("Failed to allocate 512.000MB (usage: tensors) on ND 0:NC 0",
+            # nrt_tensor_allocate's status 4, NRT_RESOURCE), a
             # kernel library's check that quotes CUDA's status after its own function
             # (FlashInfer's "BatchDecodeWithPagedKVCache failed with error out of memory")
             pat(
-                r"(?P<msg>.*?(?:\b(?:failed to|unable to|cannot|could not) allocate (?:CUDA|ROCm|HIP|Vulkan|SYCL|MUSA|CANN|Metal)\d{0,3} buffer\b|\b[A-Z]\w{2,80} failed with error:? out of memory\b|\b(?:CUDA|HIP)(?: runtime| driver)? error in \S[^\n]{0,300}?: out of memory\b|\bError Code \d+: (?:Cuda|CUDA|HIP) (?:Runtime|Driver) \(out of memory\)|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b|\bMODULE:PT_DEVMEM Allocation failed\b|\bEL0004\b[^\n]{0,120}?Failed to allocate memory).*)",
+                r"(?P<msg>.*?(?:\b(?:failed to|unable to|cannot|could not) allocate (?:CUDA|ROCm|HIP|Vulkan|SYCL|MUSA|CANN|Metal)\d{0,3} buffer\b|\b[A-Z]\w{2,80} failed with error:? out of memory\b|\b(?:CUDA|HIP)(?: runtime| driver)? error in \S[^\n]{0,300}?: out of memory\b|\bError Code \d+: (?:Cuda|CUDA|HIP) (?:Runtime|Driver) \(out of memory\)|\bRequested amount of GPU memory \(\d+ bytes\) could not be allocated\b|\bMODULE:PT_DEVMEM Allocation failed\b|\bEL0004\b[^\n]{0,120}?Failed to allocate memory|\bFailed to allocate \d+ bytes on DEVICE for tensor\b|\bFailed to allocate [\d.]{1,12} ?[KMG]B \(usage: \w{1,20}\) on ND \d+:NC \d+|\bnrt_tensor_allocate status=4\b).*)",
                 summary="GPU out of memory: {msg}",
             ),
             pat(

@@ -733,6 +733,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bgguf_init_from_file: failed to open GGUF file '(?P<path>[^'\n]{1,400})'\s*)$",
             ),
+            # Triton's model repository holds the model's directory but no version in it (a
+            # numbered subdirectory with the model file): "failed to load 'm', no version is
+            # available", its model table's "Not loaded: No model version was found"; the model's
+            # files are not where the server looks, as any wrapper (KServe's ModelMesh) quotes it
+            pat(
+                r"(?P<msg>.*?(?:\bfailed to load '(?P<path>[^'\n]{1,300})', no version is available\b|\bNot loaded: No model version was found\b).*)",
+                fix="the model repository has no version of the model: put its file in a numbered version directory (`<repository>/<model>/1/model.onnx`, `model.plan`, `model.pt`), or set version_policy in config.pbtxt to versions that exist",
+            ),
             # (a build tool's name alone is a compiler that is not installed: jit-build-failed;
             # a file in a JIT's or compiler's cache, or a temporary file, is no model: a cache
             # written by two processes at once, or cleaned under a running one)

@@ -68,11 +68,14 @@ PROBE_NOTICE = r"Failed to import (?:from )?\w{1,40} with"
 # CPU library (< 0.41 without GPU support prints the CPU library's missing GPU symbol, then runs),
 # nor on a package's notice that it skipped its compiled extension and runs on without it
 # (torchao's "Skipping import of cpp extensions: …: undefined symbol: …", a warning at import;
-# the platform probes above)
+# the platform probes above), nor on torchvision's warning that its image extension would not
+# load ("UserWarning: Failed to load image Python extension: …: undefined symbol: …"): only
+# torchvision.io's image decoding goes without it)
 _NOT_BENIGN = (
     r"\A(?!.*(?:"
     + "|".join(re.escape(m.keyword()) for m in sglang.all_messages("ignore-import-error"))
     + r"|can be ignored|libbitsandbytes_cpu\.so: undefined symbol"
+    + r"|\bFailed to load image Python extension\b"
     + r"|\bSkipping (?:the )?(?:import|loading) of\b|\b[Ff]alling back to\b"
     + r"|\b"
     + PROBE_NOTICE

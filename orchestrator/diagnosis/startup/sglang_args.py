@@ -67,6 +67,16 @@ _NEED_STEPS_SOURCES = "|".join(
 _NEED_STEPS_NEWEST = sglang.NEWEST.frame("spec-need-steps")
 _NEED_STEPS_OLDER = tuple(f for f in _NEED_STEPS_FRAMES if f.where != _NEED_STEPS_NEWEST.where)
 _STEPS_NEED_TOPK = sglang.NEWEST.frame("spec-steps-need-topk")
+# vLLM's LoRA code that reads and maps an adapter as it loads (models.py / lora_model.py, the
+# worker's manager, tensor-name parsing, PEFT config), then SGLang's (orchestrator.sglang.code)
+_LORA_LOADING = (
+    "vllm/lora/models.py",
+    "vllm/lora/lora_model.py",
+    "vllm/lora/worker_manager.py",
+    "vllm/lora/utils.py",
+    "vllm/lora/peft_helper.py",
+    *code.LORA_LOADING,
+)
 # where SGLang keeps its LoRA layers, as the docs name it
 _LORA_PACKAGE = code.EXAMPLE_FILES["lora-layers"].removeprefix("sglang/").rpartition("/")[0] + "/"
 
@@ -654,6 +664,25 @@ RULES: tuple[Rule, ...] = (
                     "lora_B.weight'",
                 ),
                 unless=("No such file", "does not exist", "404", "not a valid"),
+            ),
+            # what the engine's own LoRA loading code raises as it reads and maps an adapter
+            # (vLLM's "assert parts[-2] == 'lora_A'" on a tensor name it cannot parse, its
+            # "Loading lora <path> failed"): the adapter does not fit what that code supports;
+            # not the LoRA layers that run while serving, nor a GPU's error raised through them
+            Family(
+                ("AssertionError", "RuntimeError", "ValueError", "KeyError", "NotImplementedError"),
+                site_frames=_LORA_LOADING,
+                unless=(
+                    "No such file",
+                    "does not exist",
+                    "404",
+                    "not a valid",
+                    "out of memory",
+                    "CUDA",
+                    "cuda",
+                    "HIP",
+                    "NCCL",
+                ),
             ),
         ),
         title="the LoRA setup does not fit this model",
