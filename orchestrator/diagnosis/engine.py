@@ -543,7 +543,7 @@ def _raised(
         ) or _frames_below(entries, i)
         # a pasted exception without its traceback keeps its continuation lines too
         # ("DistNetworkError:" then "name: EADDRINUSE," on the lines below)
-        message, _ = S.exception_message(entries, i, m["msg"] or "")
+        message = S.pasted_message(entries, i, m["msg"])
         out.append(S.Raised(m["type"], message, i, frames))
     out.sort(key=lambda r: r.index)
     return out

@@ -57,8 +57,8 @@ __all__ = [
     "tokens",
 ]
 
-ALPHA = 0.2
-THRESHOLD = 0.99999
+ALPHA = 1.0
+THRESHOLD = 0.9999
 MAX_LINES = 1000
 LINE_CHARS = 2000
 NOISE = "~noise"

@@ -77,9 +77,10 @@ _SERVING_LOOP = sgl_code.SERVING_LOOP
 # CUDA's and ROCm's HIP runtime print the same status strings ("HIP error: an illegal memory
 # access was encountered"); their enum names too (cudaErrorIllegalAddress, hipErrorIllegalAddress)
 # (older torch printed the same status as "THCudaCheck FAIL file=… line=N error=4 : <string>"
-# and "cuda runtime error (4) : <string>")
+# and "cuda runtime error (4) : <string>"; NCCL's and nccl-tests' CUDACHECK say "Cuda failure
+# '<string>'", "Test CUDA failure common.cu:334 '<string>'")
 _CUDA_FAULT_LINE = (
-    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? [Ee]rror\b[^'\n]*?'?|Triton Error \[(?:CUDA|HIP)\]: |THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
+    r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:Failed: )?(?:(?:CUDA|HIP|Cuda|Hip|cuda)(?: driver| runtime)? (?:[Ee]rror|failure)\b[^'\n]*?'?|Triton Error \[(?:CUDA|HIP)\]: |THCudaCheck FAIL\b[^\n]{0,300}? error=\d{1,4} : )(?P<msg>"
     + _CUDA_FAULT
     + r"|(?:cuda|hip)Error(?:IllegalAddress|MisalignedAddress|IllegalInstruction|LaunchFailure|Contained|HardwareStackError|InvalidPc))"
 )
@@ -312,6 +313,13 @@ def _make() -> tuple[Rule, ...]:
                     context=_VERIFY_STEP,
                     step="verifying draft tokens (EAGLE-3 target verify)",
                 ),
+                # NCCL's own CUDA check meeting the fault ("NCCL WARN Cuda failure 'an illegal
+                # memory access was encountered'"): the rank's NCCL errors that follow, and its
+                # peers' (a connection reset by the rank that died), are the fault's echoes
+                pat(
+                    r"NCCL WARN Cuda failure '(?P<msg>(?:" + _CUDA_FAULT + r"))'",
+                    explains=("nccl-error",),
+                ),
                 pat(
                     _CUDA_FAULT_LINE,
                 ),
@@ -388,6 +396,11 @@ def _make() -> tuple[Rule, ...]:
                 ),
                 pat(
                     r"(?:(?P<exc>[\w.]*(?:Error|Exception)): )?(?:CUDA|HIP) error: (?P<msg>device-side assert triggered)",
+                ),
+                # older torch's THC check, the status by its number (cudaErrorAssert, 59): "cuda
+                # runtime error (59) : device-side assert triggered at …/THCTensorCopy.cu:100"
+                pat(
+                    r"(?P<msg>.*?\b(?:cuda|CUDA) runtime error \(59\) ?: device-side assert triggered\b.*)",
                 ),
                 # torch's pointer to CUDA's status enum under a CUDA error (torch >= 2.6), where
                 # the error line itself was cut: the enum names the assertion
@@ -541,6 +554,15 @@ def _make() -> tuple[Rule, ...]:
                     min_count=RETRACT_STORM,
                     stage="decode retraction",
                     summary="SGLang kept retracting requests because its KV cache pool was full ({msg}) and logged no error: the pool is too small for the load it admits (inferred from a retraction storm)",
+                ),
+            ),
+            # vLLM V0's block allocator with no free KV block left for a running sequence
+            # (vllm.core.block.interfaces.BlockAllocator.NoFreeBlocksError, any wrapper): the
+            # same pool, another engine
+            families=(
+                Family(
+                    ("NoFreeBlocksError",),
+                    summary="the KV cache ran out of blocks while serving: {exc} {msg}",
                 ),
             ),
             defaults={"msg": "?", "stage": "?"},

@@ -38,12 +38,14 @@ __all__ = [
     "Frame",
     "Raised",
     "Traceback",
+    "assert_above",
     "chain_followers",
     "event_kind",
     "event_kinds",
     "exception_message",
     "frame_code",
     "http_status",
+    "pasted_message",
     "root_exception",
     "tracebacks",
 ]
@@ -180,6 +182,33 @@ def _same_source(a: JournalEntry, b: JournalEntry) -> bool:
     if a.pid is not None and b.pid is not None and a.pid != b.pid:
         return False
     return not (a.origin is not None and b.origin is not None and a.origin != b.origin)
+
+
+def assert_above(entries: Sequence[JournalEntry], j: int) -> str:
+    """For a bare exception line at `j` pasted without its traceback ("AssertionError" alone):
+    the assert statement on the line above it (caret lines skipped, the same source only), as
+    CPython printed it under the raising frame; else "". A bare type has no message of its own,
+    so the lines below it are not one."""
+    k = j - 1
+    while k >= 0 and k >= j - 3:
+        c = entries[k]
+        if not _same_source(entries[j], c):
+            k -= 1
+            continue
+        t = c.text
+        if CARET.match(t):
+            k -= 1
+            continue
+        t = t.strip()
+        return t[:_MAX_SOURCE] if t.startswith("assert ") else ""
+    return ""
+
+
+def pasted_message(entries: Sequence[JournalEntry], j: int, first: str | None) -> str:
+    """The message of an exception line at `j` pasted without its traceback: its text after
+    the type (`first`) with its continuation lines, or, for the type alone (`first` None),
+    the assert statement above it (`assert_above`)."""
+    return assert_above(entries, j) if first is None else exception_message(entries, j, first)[0]
 
 
 def exception_message(

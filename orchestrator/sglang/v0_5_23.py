@@ -380,6 +380,15 @@ MESSAGES: tuple[Message, ...] = (
         "Prefill out of memory. Try to lower your batch size.",
         "srt/mem_cache/allocation.py:239",
     ),
+    # LoRA: a target module whose shapes SGLang's LoRA code does not know (0.5.11: line 149;
+    # nemotron_h.py and qwen3_5.py raise the same for their own modules)
+    Message(
+        "lora-module-unsupported",
+        "get_hidden_dim not implemented for {module}",
+        "srt/lora/utils.py:274 get_hidden_dim",
+        exc="NotImplementedError",
+        fields={"module": r"\S+"},
+    ),
     Message(
         "kv-oom-decode",
         "Decode out of memory. Try to lower your batch size.",

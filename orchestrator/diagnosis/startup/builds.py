@@ -228,6 +228,14 @@ RULES: tuple[Rule, ...] = (
                 fixhint="the JIT needs nvcc {need} or newer and found an older one: install that CUDA toolkit release (or newer) where the unit runs and point CUDA_HOME (and PATH) at it",
             ),
             pat(r"(?P<msg>.*/ld: cannot find -l(?P<lib>[\w.+-]+).*)"),
+            # a build tool that the host's C/C++ runtime is too old to run (Triton's bundled
+            # LLVM: "…/.triton/llvm/…/bin/mlir-tblgen: /lib64/libstdc++.so.6: version
+            # `GLIBCXX_3.4.26' not found (required by …/mlir-tblgen)"): the build stops there
+            pat(
+                r"(?P<msg>.*?\bversion [`'](?P<sym>GLIBC(?:XX)?_[\d.]{1,12})' not found \(required by (?P<tool>[^()\n]{0,300}?(?:/\.triton/llvm/[^()\n]{0,200}|/bin/(?:mlir-tblgen|llvm-tblgen|clang(?:\+\+)?|ptxas|nvcc|cicc|cc1plus|ld(?:\.\w{1,8})?|ninja|cmake)))\).*)",
+                summary="a build tool cannot run on this host's C/C++ runtime ({sym} is missing): {msg}",
+                fixhint="the build tool ({tool}) was built for a newer glibc/libstdc++ than this host has: build on a newer OS (or in its container image), install a newer libstdc++ (a newer GCC's, on LD_LIBRARY_PATH), or use a prebuilt wheel instead of building from source",
+            ),
             # torch's C++ extension builder (cpp_extension._run_ninja_build: JIT kernels of
             # flashinfer, DeepGEMM, a package's first use) and inductor's C++ codegen failing
             # to compile: the frame or the exception says the build failed

@@ -107,6 +107,13 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"Watchdog caught collective operation timeout: (?P<msg>.*)",
             ),
+            # NCCL's NVLink SHARP set-up: the multicast memory could not be bound (NCCL says
+            # it is "usually caused by a system or configuration error in the Fabric Manager or
+            # NVSwitches")
+            pat(
+                r"(?P<msg>.*?\bFailed to bind NVLink SHARP \(NVLS\) Multicast memory\b.*)",
+                fix="NCCL could not set up NVLink SHARP multicast: check the Fabric Manager service and the NVSwitches (`systemctl status nvidia-fabricmanager`, `nvidia-smi -q | grep -i fabric`), or set NCCL_NVLS_ENABLE=0 to run without NVLS",
+            ),
             # NCCL's shared-memory call refused by permission, not by size (a /dev/shm not
             # writable by the service user, a sandbox, a segment left by another user): the
             # "Error while creating shared memory segment" that follows is its wrapper, no

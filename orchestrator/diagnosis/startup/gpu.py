@@ -98,9 +98,11 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*?\bnvidia-container-cli: requirement error: unsatisfied condition\b.*)",
             ),
-            # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver)
+            # the runtimes' enum names for the same (CUDA's error 35, ROCm's hipErrorInsufficientDriver),
+            # and 35 by its number after the runtime call that returned it ("CUDA error calling
+            # \"cudaGetDeviceCount(&devCount)\", code is 35")
             pat(
-                r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*)",
+                r"(?P<msg>.*\b(?:cudaErrorInsufficientDriver|hipErrorInsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice)\b.*|.*?\bCUDA error calling \x22?cuda\w{1,40}\([^)\n]{0,80}\)\x22?, (?:error )?code (?:is |= ?)?35\b.*)",
             ),
             # CUDA's error 36 (cudaErrorCallRequiresNewerDriver): a library built with a newer
             # toolkit calls an entry point this driver lacks (NCCL's "Cuda failure 'API call
@@ -299,6 +301,23 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?\bInsufficient (?P<resource>nvidia\.com/(?:gpu|mig-[\w.-]{1,40})|amd\.com/gpu|habana\.ai/gaudi\w{0,4}|huawei\.com/Ascend\w{1,12}|gpu\.intel\.com/(?:i915|xe)|[\w-]{1,60}(?:\.[\w-]{1,60}){1,4}/[\w.-]{0,40}?(?:gpu|GPU)[\w.-]{0,40})(?![\w.-]).*)",
                 fixhint="no node has a free {resource} for the pod: free GPUs on a node (other pods hold them), lower the pod's GPU request (the tensor-parallel size), add GPU nodes, or check the device plugin advertises them (`kubectl describe node | grep -A5 Allocatable`)",
             ),
+            # NVIDIA's device plugin on a node where it finds neither NVML nor a Tegra system
+            # ("Incompatible strategy detected auto", then "If this is a GPU node, did you
+            # configure the NVIDIA Container Toolkit?"): the plugin's container has no driver
+            # libraries, so the node advertises no GPUs
+            pat(
+                r"(?P<msg>.*?(?:\bIf this is a GPU node, did you configure the NVIDIA Container Toolkit\b|\bIncompatible strategy detected auto\b).*)",
+                fixhint="NVIDIA's device plugin found no driver libraries on the node, so it advertises no GPUs: install the NVIDIA container toolkit there and make `nvidia` the default runtime of containerd/CRI-O (`nvidia-ctk runtime configure --runtime=containerd --set-as-default`), or run the plugin with runtimeClassName: nvidia; check `nvidia-smi` on the node",
+            ),
+            # Ray Serve cannot place a replica that asks for GPUs ("… replicas that have taken
+            # more than 30s to be scheduled … Resources required for each replica: [{… "GPU":
+            # 0.1}], total resources available: {}"): no node of the cluster offers a free GPU;
+            # a fallback, since Ray goes on waiting and a later line may say why
+            pat(
+                r"(?P<msg>.*?\btaken more than \d{1,6}s to be scheduled\b[^\n]{0,600}?\bResources required for each replica: [^\n]{0,600}?\bGPU\b.*)",
+                role=FALLBACK,
+                fixhint="Ray finds no free GPU for the replica: check the Ray cluster's GPUs (`ray status`: the GPU total and what holds it), that the GPU workers joined it (their node resources name GPU), and lower the replica's num_gpus or the tensor-parallel size to what a node has",
+            ),
             # an OCI hook failed as the container was created, in the runtime's words with
             # no narrower cause named ("Running hook #1:: error running hook: exit status 3",
             # "createContainer hook #6: exit status 1"): in a GPU container the hooks are the
@@ -361,9 +380,11 @@ RULES: tuple[Rule, ...] = (
                 fixhint="the mesh asks for more accelerators than the host shows ({have}): lower the tensor-parallel size to the devices there are, or run on a host (or slice) with enough chips",
             ),
             # the GPU operator's driver container that cannot find the kernel it should build
-            # for (no kernel headers or package for this kernel): no driver gets loaded
+            # for (no kernel headers or package for this kernel, as dnf and apt say it: "Unable
+            # to find a match: kernel-devel-…", "Unable to locate package linux-headers-…"): no
+            # driver gets loaded
             pat(
-                r"(?P<msg>.*?\bCould not resolve Linux kernel version\b.*)",
+                r"(?P<msg>.*?(?:\bCould not resolve Linux kernel version\b|\bUnable to find a match: kernel-(?:devel|headers)-\S{1,120}|\bUnable to locate package linux-(?:headers|image|modules)-\S{1,120}).*)",
                 fixhint="the GPU operator's driver container cannot find the host kernel's packages: use a driver image (or precompiled driver) for this kernel and OS, or install the kernel headers the driver build needs, then check the driver pod's logs and `nvidia-smi` on the node",
             ),
             # ROCm's BLAS (rocBLAS/Tensile) finding no GPU in the process (a container without
@@ -670,6 +691,14 @@ RULES: tuple[Rule, ...] = (
                 r"(?P<msg>.*?(?:\bError Code \d{1,3}: OutOfMemory\b|\bRESOURCE_EXHAUSTED: Out of memory while trying to allocate\b|\bRESOURCE_EXHAUSTED: (?:Error allocating device buffer\b|XLA:TPU compile permanent error\. Ran out of memory in memory space hbm\b|Error loading program\b[^\n]{0,200}?\bAttempting to reserve\b)|\bHAMI-core ERROR\b[^\n]{0,120}?\]: Device \d+ OOM \d+ / \d+|\bResource exhausted: Failed to allocate request for\b|\bCUresult error: 2 \(out of memory\)|\bOOM when allocating tensor\b[^\n]{0,400}?\bdevice:(?:GPU|XLA_GPU):\d).*)",
                 summary="GPU out of memory: {msg}",
             ),
+            # Ray's report of a task whose own code raised OutOfMemoryError
+            # ("ray.exceptions.RayTaskError(OutOfMemoryError): ray::main_task() …", the
+            # traceback below often cut): torch's device allocator, since Ray's own memory
+            # monitor kills a task with a bare ray.exceptions.OutOfMemoryError, not wrapped so
+            pat(
+                r"(?P<msg>.*?\bRayTaskError\((?:torch\.)?(?:cuda\.)?OutOfMemoryError\): .*)",
+                summary="GPU out of memory in a Ray task: {msg}",
+            ),
             # a runtime status quoted with its runtime in brackets (OpenAI Triton's "Triton
             # Error [CUDA]: out of memory", on ROCm "[HIP]"), as any wrapper quotes it
             pat(
@@ -709,7 +738,7 @@ RULES: tuple[Rule, ...] = (
                 summary="GPU out of memory: {msg}",
             ),
             pat(
-                r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8} (?P<tried>\d+) bytes.*)",
+                r"(?P<msg>.*\bFailed to (?:CUDA|HIP|Cuda|Hip) (?:calloc|malloc|host alloc|hostAlloc)\w{0,8}(?: async)? (?P<tried>\d+) bytes.*)",
                 summary="GPU out of memory (NCCL could not allocate {tried} bytes on the device): {msg}",
                 fix="the memory SGLang reserves (--mem-fraction-static) leaves NCCL no room for its buffers: lower --mem-fraction-static (e.g. 0.95 -> 0.88) and check no other process uses the GPUs (`nvidia-smi`)",
                 # NCCL's own detail of its "unhandled cuda error": the NCCL error is this OOM

@@ -572,7 +572,7 @@ RULES: tuple[Rule, ...] = (
                 summary="the kernel OOM killer ran (invoked by {invoker}): host RAM ran out and it killed a process, most likely the server (host memory, not GPU memory)",
             ),
             pat(
-                r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|which exceeds the memory usage threshold\b|OutOfMemoryError: Task was killed).*)",
+                r"(?P<msg>.*(?:Task was killed due to the node running low on memory|killed due to memory pressure|memory_monitor\.cc.*Killing|Ray's memory monitor|which exceeds the memory usage threshold\b|OutOfMemoryError: Task was killed|\bRefer to the documentation on how to address the out of memory issue: \S{0,80}ray-oom-prevention\b).*)",
                 comm="a worker (killed by Ray's memory monitor)",
             ),
             pat(
@@ -672,6 +672,14 @@ RULES: tuple[Rule, ...] = (
             pat(
                 r"(?P<msg>.*(?:/dev/shm\b.{0,60}?\b(?:is too small|too small|is full|exceeded|not large enough)|\b(?:exceeds|larger than|more than)\b.{0,60}?\bavailable in /dev/shm|[Ii]nsufficient (?:space|room|memory) (?:in|on|for) (?:/dev/shm|shared memory)\b|insufficient shared memory|not enough shared memory|shared memory \(?(?:/dev/)?shm\)? (?:is )?too small).*)",
                 fixhint="/dev/shm is smaller than the server's shared memory needs (Ray's object store, NCCL, torch): give it several GB (containers: --shm-size 16g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm)",
+            ),
+            # Ray's warning that the object store it was told to make is larger than /dev/shm
+            # ("The configured object store size (20.24 GB) exceeds /dev/shm size (10.73 GB)"):
+            # Ray goes on, slower, and a later failure may name another cause: a fallback
+            pat(
+                r"(?P<msg>.*?\bobject store size \([\d.]{1,12} ?[KMGT]?i?B\) exceeds /dev/shm size\b.*)",
+                role=FALLBACK,
+                fixhint="/dev/shm is smaller than Ray's object store: give it more room (containers: --shm-size 32g or --ipc=host; Kubernetes: an emptyDir with medium: Memory on /dev/shm) or start Ray with a smaller --object-store-memory",
             ),
             # the kubelet evicting the pod whose emptyDir for /dev/shm outgrew its sizeLimit (a
             # volume named for shm: a Memory-medium emptyDir mounted there)

@@ -327,6 +327,10 @@ RULES: tuple[Rule, ...] = (
             # state_dict for LlamaForCausalLMEagle3: size mismatch for fc.weight ..."), wherever
             # it was raised
             Family(("RuntimeError",), words=("size mismatch",), and_words=_DRAFT_CLASS_WORDS),
+            # an engine's assertion that its models' vocabularies agree (vLLM's speculative
+            # worker: "assert all(vocab_sizes[0] == vocab_size for vocab_size in
+            # vocab_sizes)"): the models it compares are the target and its drafter
+            Family(("AssertionError",), words=("vocab_sizes",)),
         ),
         title="the EAGLE-3 drafter does not fit the target model",
         summary="the draft model does not fit the target: {msg}",
@@ -506,6 +510,18 @@ RULES: tuple[Rule, ...] = (
                 # (a call refused by a compiled op's signature is another release of the
                 # package, kernel-package-mismatch's, whatever the op's name says)
                 unless=_OP_SCHEMA_WORDS,
+            ),
+            # a feature only one attention kernel release implements, refused on the one this
+            # GPU runs ("Sinks are only supported in FlashAttention 3.": gpt-oss's attention
+            # sinks on a GPU without FA3): the backend, not the model, lacks it
+            Family(
+                ("AssertionError", "ValueError", "NotImplementedError", "RuntimeError"),
+                words=(
+                    "only supported in FlashAttention",
+                    "only supported with FlashAttention",
+                    "only supported by FlashAttention",
+                    "requires FlashAttention",
+                ),
             ),
             # an attention kernel's own assertion on the head dimension (a bare `assert Lq in
             # {16, 32, 64, 128, 256}`, read off the assert statement): the model's head size is
@@ -694,6 +710,13 @@ RULES: tuple[Rule, ...] = (
             f"inside {_LORA_PACKAGE} with an AttributeError or NotImplementedError."
         ),
         patterns=(
+            # a target module SGLang's LoRA code has no shapes for, in any wrapper's words
+            *said(
+                "lora-module-unsupported",
+                anywhere=True,
+                summary="SGLang's LoRA code does not know the target module {module}: {msg}",
+                fix="target only modules SGLang's LoRA support knows for this model (--lora-target-modules: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, qkv_proj, gate_up_proj, embed_tokens, lm_head), not {module}; a framework's 'all-linear' must be expanded to those names",
+            ),
             pat(
                 _EXC
                 + r"(?P<exc>AttributeError|NotImplementedError|ValueError|KeyError): (?P<msg>.+)",
