@@ -189,17 +189,11 @@ def assert_above(entries: Sequence[JournalEntry], j: int) -> str:
     the assert statement on the line above it (caret lines skipped, the same source only), as
     CPython printed it under the raising frame; else "". A bare type has no message of its own,
     so the lines below it are not one."""
-    k = j - 1
-    while k >= 0 and k >= j - 3:
+    for k in range(j - 1, max(j - 4, -1), -1):
         c = entries[k]
-        if not _same_source(entries[j], c):
-            k -= 1
+        if not _same_source(entries[j], c) or CARET.match(c.text):
             continue
-        t = c.text
-        if CARET.match(t):
-            k -= 1
-            continue
-        t = t.strip()
+        t = c.text.strip()
         return t[:_MAX_SOURCE] if t.startswith("assert ") else ""
     return ""
 

@@ -23,6 +23,7 @@ __all__ = [
     "EXAMPLE_FILES",
     "GPU_GENERATION_PROBE",
     "HUB_CLIENT_PACKAGES",
+    "LORA_LOADING",
     "MODEL_REGISTRY",
     "SCHEDULER_FILE",
     "SERVING_FUNCTIONS",
@@ -207,10 +208,6 @@ TRANSFORMERS_FALLBACK_CLASSES = (
     "'TransformersEmbedding",
     "'TransformersBase",
 )
-# SGLang's own configuration classes (srt/configs/model_config.py ModelConfig, load_config.py
-# LoadConfig, device_config.py DeviceConfig), as a message quotes them: an attribute missing on
-# one of these is SGLang's model code reading its own object (sglang #15784), not a model's
-# config.json that this install cannot read
 # SGLang's LoRA code that reads and maps an adapter as it loads (its config, its tensors'
 # names, the registry), not the layers that run it while serving: an error raised here is the
 # adapter's (0.5.11 and 0.5.23 alike)
@@ -221,6 +218,10 @@ LORA_LOADING = (
     "sglang/srt/lora/lora_registry.py",
     "sglang/srt/lora/utils.py",
 )
+# SGLang's own configuration classes (srt/configs/model_config.py ModelConfig, load_config.py
+# LoadConfig, device_config.py DeviceConfig), as a message quotes them: an attribute missing on
+# one of these is SGLang's model code reading its own object (sglang #15784), not a model's
+# config.json that this install cannot read
 ENGINE_CONFIG_CLASSES = ("'ModelConfig' object", "'LoadConfig' object", "'DeviceConfig' object")
 # the Hugging Face Hub's clients: an HTTP error raised under them is the Hub's answer
 HUB_CLIENT_PACKAGES = ("huggingface_hub/", "transformers/utils/hub")

@@ -54,13 +54,12 @@ RULES: tuple[Rule, ...] = (
                 ("AttributeError",),
                 words=("Config' object has no attribute",),
                 # (Python's "Did you mean: 'layer_norm_eps'?" names a field the config has under
-                # another name, and a vision tower's own sub-config without a field the engine's
+                # another name; a vision tower's own sub-config without a field the engine's
                 # code reads ("'PixtralVisionConfig' object has no attribute
-                # 'spatial_merge_size'") is the same: the model code and the config are of
-                # different releases, not an architecture the engine lacks)
-                # transformers 5 moved the rope fields under `rope_parameters`, so engine code
-                # of an older release misses them on every model ("'Qwen2Config' object has no
-                # attribute 'rope_theta'"): the same mismatch of releases)
+                # 'spatial_merge_size'") and a rope field that transformers 5 moved under
+                # `rope_parameters` ("'Qwen2Config' object has no attribute 'rope_theta'") are
+                # the same: the model code and the config are of different releases, not an
+                # architecture the engine lacks)
                 unless=(
                     *code.ENGINE_CONFIG_CLASSES,
                     "Did you mean",
